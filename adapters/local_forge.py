@@ -1,0 +1,260 @@
+"""The embedded forge: repositories, issues, labels, comments, forks, branches and pull requests.
+
+Metadata lives in one SQLite file; every repository is a real bare git repository on disk, so fork,
+clone, branch, push and merge are real git operations. It acts as one user (`actor`), as a GitHub
+token does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+import tempfile
+from contextlib import closing
+from pathlib import Path
+
+from adapters.git import commit_all, git
+from adapters.ports import IssueRef, PullRequest
+from domain.errors import Code, Code3Error
+
+REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+URL = re.compile(r"^[a-z]+://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?P<kind>issues|pull)/(?P<n>\d+)$")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, parent TEXT, default_branch TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS issues (repo TEXT NOT NULL, number INTEGER NOT NULL, is_pr INTEGER NOT NULL,
+    title TEXT NOT NULL, body TEXT NOT NULL, labels TEXT NOT NULL, state TEXT NOT NULL, author TEXT NOT NULL,
+    head TEXT, base TEXT, head_sha TEXT, merged INTEGER NOT NULL DEFAULT 0, merge_sha TEXT,
+    PRIMARY KEY (repo, number));
+CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL,
+    number INTEGER NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL);
+"""
+
+
+def parse_url(url: str) -> tuple[str, str, int]:
+    """(`owner/repo`, `issues` | `pull`, number) of an issue or PR URL, on any forge host."""
+    match = URL.match(url.strip())
+    if not match:
+        raise Code3Error(Code.VALIDATION, f"not an issue or pull request URL: {url!r}",
+                         "pass a URL of the form <base>/owner/repo/issues/N or <base>/owner/repo/pull/N")
+    return match["repo"], match["kind"], int(match["n"])
+
+
+def check_repo(repo: str) -> str:
+    if not REPO.match(repo):
+        raise Code3Error(Code.VALIDATION, f"invalid repository {repo!r}", "use the form owner/repo")
+    return repo
+
+
+class LocalForge:
+    def __init__(self, root: Path, actor: str, base_url: str = "local://forge") -> None:
+        self.root = root
+        self.actor = actor
+        self.base_url = base_url.rstrip("/")
+        root.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db, db:
+            db.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.root / "forge.sqlite", timeout=30, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def _git_dir(self, repo: str) -> Path:
+        return self.root / "repos" / f"{check_repo(repo)}.git"
+
+    def _require_repo(self, db: sqlite3.Connection, repo: str) -> str:
+        row = db.execute("SELECT default_branch FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone()
+        if not row:
+            raise Code3Error(Code.NOT_FOUND, f"repository {repo} does not exist on the forge",
+                             "check the owner/repo spelling, or create it (`code3 forge create-repo`)")
+        return row[0]
+
+    def repo_url(self, repo: str) -> str:
+        return f"{self.base_url}/{repo}"
+
+    # --- repositories -----------------------------------------------------------------------
+
+    def create_repo(self, repo: str, readme: str = "") -> str:
+        """A new repository with one commit on `main` (idempotent: an existing one is kept)."""
+        with closing(self._connect()) as db:
+            if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone():
+                return self.repo_url(repo)
+        bare = self._git_dir(repo)
+        bare.parent.mkdir(parents=True, exist_ok=True)
+        git("init", "-q", "--bare", "-b", "main", str(bare))
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "w"
+            git("clone", "-q", str(bare), str(work))
+            (work / "README.md").write_text(readme or f"# {repo}\n")
+            commit_all(work, "Initial commit")
+            git("push", "-q", "origin", "HEAD:main", cwd=work)
+        with closing(self._connect()) as db:
+            db.execute("INSERT OR IGNORE INTO repos VALUES (?, NULL, 'main')", (repo,))
+        return self.repo_url(repo)
+
+    def fork(self, repo: str) -> str:
+        """Fork into the actor's namespace (an existing fork is reused, as GitHub does)."""
+        name = f"{self.actor}/{repo.split('/', 1)[1]}"
+        with closing(self._connect()) as db:
+            branch = self._require_repo(db, repo)
+            if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (name,)).fetchone():
+                return name
+        target = self._git_dir(name)
+        if target.exists():
+            shutil.rmtree(target)  # a fork interrupted before it was registered
+        target.parent.mkdir(parents=True, exist_ok=True)
+        git("clone", "-q", "--bare", str(self._git_dir(repo)), str(target))
+        with closing(self._connect()) as db:
+            db.execute("INSERT OR IGNORE INTO repos VALUES (?, ?, ?)", (name, repo, branch))
+        return name
+
+    def clone(self, repo: str, dest: Path) -> None:
+        with closing(self._connect()) as db:
+            self._require_repo(db, repo)
+        git("clone", "-q", str(self._git_dir(repo)), str(dest))
+
+    def push(self, workdir: Path, branch: str) -> str:
+        git("push", "-q", "--force-with-lease", "origin", f"HEAD:refs/heads/{branch}", cwd=workdir)
+        return git("rev-parse", "HEAD", cwd=workdir)
+
+    def branch_sha(self, repo: str, branch: str) -> str:
+        return git("--git-dir", str(self._git_dir(repo)), "rev-parse", f"refs/heads/{branch}")
+
+    # --- issues, labels, comments -----------------------------------------------------------
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef:
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            self._require_repo(db, repo)
+            number = self._next_number(db, repo)
+            db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author) "
+                       "VALUES (?, ?, 0, ?, ?, ?, 'open', ?)",
+                       (repo, number, title, body, json.dumps(sorted(set(labels))), self.actor))
+            db.execute("COMMIT")
+        return self.get_issue(repo, number)
+
+    def find_issue(self, repo: str, marker: str) -> IssueRef | None:
+        """The first issue whose body contains `marker` (the issue hash), so a resumed publish finds it."""
+        with closing(self._connect()) as db:
+            self._require_repo(db, repo)
+            row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 AND instr(body, ?) > 0 "
+                             "ORDER BY number LIMIT 1", (repo, marker)).fetchone()
+        return self.get_issue(repo, row[0]) if row else None
+
+    def get_issue(self, repo: str, number: int) -> IssueRef:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT title, body, labels, state FROM issues WHERE repo = ? AND number = ? "
+                             "AND is_pr = 0", (repo, number)).fetchone()
+        if not row:
+            raise Code3Error(Code.NOT_FOUND, f"issue {repo}#{number} does not exist", "check the issue URL")
+        return IssueRef(repo=repo, number=number, url=f"{self.base_url}/{repo}/issues/{number}", title=row[0],
+                        body=row[1], labels=json.loads(row[2]), state=row[3])
+
+    def list_issues(self, repo: str) -> list[IssueRef]:
+        with closing(self._connect()) as db:
+            numbers = [r[0] for r in db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 "
+                                                "ORDER BY number", (repo,))]
+        return [self.get_issue(repo, n) for n in numbers]
+
+    def update_issue_body(self, repo: str, number: int, body: str) -> None:
+        self.get_issue(repo, number)
+        with closing(self._connect()) as db:
+            db.execute("UPDATE issues SET body = ? WHERE repo = ? AND number = ?", (body, repo, number))
+
+    def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
+        self.get_issue(repo, number)
+        labels = sorted(set(labels))
+        with closing(self._connect()) as db:
+            db.execute("UPDATE issues SET labels = ? WHERE repo = ? AND number = ?", (json.dumps(labels), repo, number))
+        return labels
+
+    def create_comment(self, repo: str, number: int, body: str) -> int:
+        with closing(self._connect()) as db:
+            if not db.execute("SELECT 1 FROM issues WHERE repo = ? AND number = ?", (repo, number)).fetchone():
+                raise Code3Error(Code.NOT_FOUND, f"issue {repo}#{number} does not exist", "check the issue URL")
+            cur = db.execute("INSERT INTO comments (repo, number, body, author) VALUES (?, ?, ?, ?)",
+                             (repo, number, body, self.actor))
+            return int(cur.lastrowid or 0)
+
+    def comments(self, repo: str, number: int) -> list[dict[str, object]]:
+        with closing(self._connect()) as db:
+            rows = db.execute("SELECT id, body, author FROM comments WHERE repo = ? AND number = ? ORDER BY id",
+                              (repo, number)).fetchall()
+        return [{"id": r[0], "body": r[1], "author": r[2]} for r in rows]
+
+    # --- pull requests ----------------------------------------------------------------------
+
+    def open_pr(self, repo: str, head: str, base: str, title: str, body: str) -> PullRequest:
+        """A PR from `user:branch` (a fork's branch) or `branch` into `base`; an open one is reused."""
+        head_repo, branch = (f"{head.split(':')[0]}/{repo.split('/')[1]}", head.split(":", 1)[1]) \
+            if ":" in head else (repo, head)
+        with closing(self._connect()) as db:
+            self._require_repo(db, repo)
+            self._require_repo(db, head_repo)
+        try:
+            sha = self.branch_sha(head_repo, branch)
+        except Exception:
+            raise Code3Error(Code.NOT_FOUND, f"branch {branch} does not exist in {head_repo}",
+                             "push the branch first (server_mcp.fork_and_prepare does)") from None
+        head_ref = f"{head_repo}:{branch}"
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 1 AND head = ? AND state = 'open'",
+                             (repo, head_ref)).fetchone()
+            if row:
+                db.execute("UPDATE issues SET head_sha = ? WHERE repo = ? AND number = ?", (sha, repo, row[0]))
+                number = row[0]
+            else:
+                number = self._next_number(db, repo)
+                db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author, head, base,"
+                           " head_sha) VALUES (?, ?, 1, ?, ?, '[]', 'open', ?, ?, ?, ?)",
+                           (repo, number, title, body, self.actor, head_ref, base, sha))
+            db.execute("COMMIT")
+        pr = self._pr(repo, number)
+        assert pr is not None
+        return pr
+
+    def get_pr(self, url: str) -> PullRequest | None:
+        repo, kind, number = parse_url(url)
+        return self._pr(repo, number) if kind == "pull" else None
+
+    def _pr(self, repo: str, number: int) -> PullRequest | None:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT head, base, author, title, state, merged, head_sha, merge_sha FROM issues "
+                             "WHERE repo = ? AND number = ? AND is_pr = 1", (repo, number)).fetchone()
+        if not row:
+            return None
+        return PullRequest(repo=repo, number=number, url=f"{self.base_url}/{repo}/pull/{number}", head=row[0],
+                           base=row[1], author=row[2], title=row[3], state=row[4], merged=bool(row[5]),
+                           head_sha=row[6], merge_sha=row[7])
+
+    def merge_pr(self, url: str) -> PullRequest:
+        """Merge a PR into its base with a real `git merge --no-ff` (the maintainer's action)."""
+        pr = self.get_pr(url)
+        if pr is None:
+            raise Code3Error(Code.NOT_FOUND, f"no pull request at {url}", "check the PR URL")
+        if pr.merged:
+            return pr
+        if pr.state != "open":
+            raise Code3Error(Code.INVALID_STATE, f"{url} is {pr.state}", "only an open PR can be merged")
+        head_repo, branch = pr.head.split(":", 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "w"
+            git("clone", "-q", "--branch", pr.base, str(self._git_dir(pr.repo)), str(work))
+            git("fetch", "-q", str(self._git_dir(head_repo)), branch, cwd=work)
+            git("merge", "-q", "--no-ff", "-m", f"Merge pull request #{pr.number} from {pr.head}", "FETCH_HEAD",
+                cwd=work)
+            sha = git("rev-parse", "HEAD", cwd=work)
+            git("push", "-q", "origin", f"HEAD:{pr.base}", cwd=work)
+        with closing(self._connect()) as db:
+            db.execute("UPDATE issues SET state = 'closed', merged = 1, merge_sha = ? WHERE repo = ? AND number = ?",
+                       (sha, pr.repo, pr.number))
+        merged = self._pr(pr.repo, pr.number)
+        assert merged is not None
+        return merged
+
+    @staticmethod
+    def _next_number(db: sqlite3.Connection, repo: str) -> int:
+        return (db.execute("SELECT MAX(number) FROM issues WHERE repo = ?", (repo,)).fetchone()[0] or 0) + 1

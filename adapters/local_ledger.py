@@ -1,0 +1,306 @@
+"""The embedded ledger: the bounty contract's exact rules, signed transactions, versions and events.
+
+Persisted in one SQLite file so that it survives restarts and is shared by every process of a
+project. It plays both parts the Aptos adapter will: the client that builds and signs a transaction
+with the acting key, and the node that verifies the signature and sequence number, executes the
+contract (`domain.contract`) and records the transaction and its events under a new version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from adapters.keystore import address_of, public_key_of
+from adapters.ports import Receipt, Signer
+from domain import contract
+from domain.canonical import canonical_json
+from domain.chain_events import ChainEvent
+from domain.contract import BountyState, ContractAbort
+
+ESCROW = "0xc0de3"  # the contract's own account, holding escrowed funds
+SIGNING_PREFIX = b"CODE3::RawTransaction::"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS accounts (address TEXT PRIMARY KEY, public_key TEXT NOT NULL,
+    sequence_number INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS balances (address TEXT NOT NULL, asset TEXT NOT NULL, amount INTEGER NOT NULL,
+    PRIMARY KEY (address, asset));
+CREATE TABLE IF NOT EXISTS bounties (bounty_id INTEGER PRIMARY KEY, issue_hash TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transactions (version INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
+    sender TEXT NOT NULL, sequence_number INTEGER NOT NULL, payload TEXT NOT NULL, success INTEGER NOT NULL,
+    abort_code INTEGER, timestamp INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events (version INTEGER NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL,
+    bounty_id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (version, idx));
+CREATE INDEX IF NOT EXISTS events_by_bounty ON events (bounty_id, version, idx);
+"""
+
+
+class TransactionRejected(Exception):
+    """The node refused the transaction before executing it (bad signature, stale sequence number)."""
+
+
+class LocalLedger:
+    network = "local"
+
+    def __init__(self, path: Path, cooling_period: int = contract.DEFAULT_COOLING_PERIOD) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as db, db:
+            db.executescript(_SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('clock_offset', '0')")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('cooling_period', ?)", (str(cooling_period),))
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA busy_timeout=30000")
+        return db
+
+    # --- the clock -------------------------------------------------------------------------
+
+    def now(self) -> int:
+        with closing(self._connect()) as db:
+            return int(time.time()) + int(_meta(db, "clock_offset"))
+
+    def advance(self, seconds: int) -> int:
+        """Move the ledger's clock forward (tests and the demo use it to pass the cooling period)."""
+        with closing(self._connect()) as db:
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'clock_offset'", (seconds,))
+        return self.now()
+
+    @property
+    def cooling_period(self) -> int:
+        with closing(self._connect()) as db:
+            return int(_meta(db, "cooling_period"))
+
+    # --- funds -----------------------------------------------------------------------------
+
+    def mint(self, address: str, asset: str, amount: int) -> int:
+        """The local faucet: credit an account (there is no real money on the embedded ledger)."""
+        if amount <= 0:
+            raise ValueError("amount must be positive")
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            _credit(db, address, asset, amount)
+            db.execute("COMMIT")
+        return self.balance(address, asset)
+
+    def balance(self, address: str, asset: str) -> int:
+        with closing(self._connect()) as db:
+            return _balance(db, address, asset)
+
+    # --- the client side: build, sign, submit -----------------------------------------------
+
+    def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int) -> Receipt:
+        return self._call(signer, "create_bounty", {"repo": repo, "issue_hash": issue_hash, "asset": asset,
+                                                    "amount": amount})
+
+    def accept_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._call(signer, "accept_bounty", {"bounty_id": bounty_id})
+
+    def submit_pr(self, signer: Signer, bounty_id: str, pr_url: str, commit_sha: str) -> Receipt:
+        return self._call(signer, "submit_pr", {"bounty_id": bounty_id, "pr_url": pr_url, "commit_sha": commit_sha})
+
+    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str) -> Receipt:
+        return self._call(signer, "mark_merged", {"bounty_id": bounty_id, "pr_url": pr_url})
+
+    def claim_payout(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._call(signer, "claim_payout", {"bounty_id": bounty_id})
+
+    def cancel_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._call(signer, "cancel_bounty", {"bounty_id": bounty_id})
+
+    def _call(self, signer: Signer, function: str, args: dict[str, Any]) -> Receipt:
+        """Sign and submit; on a sequence-number race with another process, re-read and re-sign."""
+        public = public_key_of(signer.private_key_hex)
+        for attempt in range(5):
+            raw = canonical_json({
+                "sender": signer.address, "sequence_number": self.sequence_number(signer.address),
+                "function": f"code3::bounty::{function}", "args": args,
+            }).encode()
+            signature = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(signer.private_key_hex)).sign(
+                SIGNING_PREFIX + raw)
+            try:
+                return self.submit(raw, signature, public)
+            except TransactionRejected as exc:
+                if "SEQUENCE_NUMBER" not in str(exc) or attempt == 4:
+                    raise
+        raise AssertionError("unreachable")
+
+    def sequence_number(self, address: str) -> int:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT sequence_number FROM accounts WHERE address = ?", (address,)).fetchone()
+            return row[0] if row else 0
+
+    # --- the node side: verify, execute, record --------------------------------------------
+
+    def submit(self, raw: bytes, signature: bytes, public_key: bytes) -> Receipt:
+        try:
+            Ed25519PublicKey.from_public_bytes(public_key).verify(signature, SIGNING_PREFIX + raw)
+        except InvalidSignature:
+            raise TransactionRejected("INVALID_SIGNATURE") from None
+        tx = json.loads(raw)
+        sender = tx["sender"]
+        if address_of(public_key) != sender:
+            raise TransactionRejected("INVALID_AUTH_KEY: the key does not own the sender account")
+        tx_hash = "0x" + hashlib.sha3_256(raw + signature).hexdigest()
+        with closing(self._connect()) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                receipt = self._execute(db, tx, tx_hash, public_key)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return receipt
+
+    def _execute(self, db: sqlite3.Connection, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
+        sender = tx["sender"]
+        row = db.execute("SELECT sequence_number FROM accounts WHERE address = ?", (sender,)).fetchone()
+        expected = row[0] if row else 0
+        if tx["sequence_number"] != expected:
+            raise TransactionRejected(f"SEQUENCE_NUMBER_MISMATCH: expected {expected}, got {tx['sequence_number']}")
+        if row is None:
+            db.execute("INSERT INTO accounts VALUES (?, ?, 0)", (sender, public_key.hex()))
+        db.execute("UPDATE accounts SET sequence_number = sequence_number + 1 WHERE address = ?", (sender,))
+        now = int(time.time()) + int(_meta(db, "clock_offset"))
+        version = (db.execute("SELECT MAX(version) FROM transactions").fetchone()[0] or 0) + 1
+        function = tx["function"].rsplit("::", 1)[1]
+        savepoint_ok = True
+        db.execute("SAVEPOINT body")
+        try:
+            emitted = self._run(db, function, sender, tx["args"], now)
+            abort_code = None
+        except ContractAbort as abort:
+            db.execute("ROLLBACK TO body")  # an aborted transaction is committed, its effects are not
+            emitted, abort_code, savepoint_ok = [], int(abort.abort), False
+        db.execute("RELEASE body")
+        db.execute(
+            "INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (version, tx_hash, sender, tx["sequence_number"], canonical_json(tx), int(savepoint_ok), abort_code, now),
+        )
+        events = []
+        for idx, (etype, data) in enumerate(emitted):
+            db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                       (version, idx, etype, str(data["bounty_id"]), canonical_json(data)))
+            events.append(ChainEvent(type=etype, data=data, tx_hash=tx_hash, version=version, index=idx))
+        status = "Executed successfully" if savepoint_ok else f"Move abort in code3::bounty: {abort_code}"
+        return Receipt(tx_hash=tx_hash, version=version, success=savepoint_ok, events=events,
+                       abort_code=abort_code, vm_status=status)
+
+    def _run(self, db: sqlite3.Connection, function: str, sender: str, args: dict[str, Any], now: int
+             ) -> contract.Emitted:
+        if function == "create_bounty":
+            if db.execute("SELECT 1 FROM bounties WHERE issue_hash = ?", (args["issue_hash"],)).fetchone():
+                raise ContractAbort(contract.Abort.ISSUE_HASH_EXISTS)
+            next_id = (db.execute("SELECT MAX(bounty_id) FROM bounties").fetchone()[0] or 0) + 1
+            state = BountyState(
+                bounty_id=str(next_id), sponsor=sender, repo=args["repo"], issue_hash=args["issue_hash"],
+                asset=args["asset"], amount=int(args["amount"]), created_at=now,
+                cooling_period=int(_meta(db, "cooling_period")),
+            )
+            emitted = contract.create(state, _balance(db, sender, state.asset))
+            _debit(db, sender, state.asset, state.amount)
+            _credit(db, ESCROW, state.asset, state.amount)
+            db.execute("INSERT INTO bounties VALUES (?, ?, ?)", (next_id, state.issue_hash,
+                                                                 json.dumps(state.to_dict())))
+            return emitted
+        state = _load(db, args["bounty_id"])
+        rules: dict[str, Callable[[], contract.Emitted]] = {
+            "accept_bounty": lambda: contract.accept(state, sender),
+            "submit_pr": lambda: contract.submit_pr(state, sender, args["pr_url"], args["commit_sha"]),
+            "mark_merged": lambda: contract.mark_merged(state, sender, args["pr_url"], now),
+            "claim_payout": lambda: contract.claim_payout(state, sender, now),
+            "cancel_bounty": lambda: contract.cancel(state, sender),
+        }
+        if function not in rules:
+            raise TransactionRejected(f"FUNCTION_NOT_FOUND: code3::bounty::{function}")
+        emitted = rules[function]()
+        for etype, data in emitted:
+            if etype == "BountyPaid":
+                _debit(db, ESCROW, state.asset, state.amount)
+                _credit(db, data["winner"], state.asset, state.amount)
+            elif etype == "BountyCancelled":
+                _debit(db, ESCROW, state.asset, state.amount)
+                _credit(db, data["refund_to"], state.asset, state.amount)
+        db.execute("UPDATE bounties SET state = ? WHERE bounty_id = ?",
+                   (json.dumps(state.to_dict()), int(state.bounty_id)))
+        return emitted
+
+    # --- views -----------------------------------------------------------------------------
+
+    def get_bounty(self, bounty_id: str) -> BountyState | None:
+        if not str(bounty_id).isdigit():
+            return None
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
+        return BountyState.from_dict(json.loads(row[0])) if row else None
+
+    def find_bounty_by_issue_hash(self, issue_hash: str) -> BountyState | None:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT state FROM bounties WHERE issue_hash = ?", (issue_hash,)).fetchone()
+        return BountyState.from_dict(json.loads(row[0])) if row else None
+
+    def list_bounties(self) -> list[BountyState]:
+        with closing(self._connect()) as db:
+            rows = db.execute("SELECT state FROM bounties ORDER BY bounty_id").fetchall()
+        return [BountyState.from_dict(json.loads(r[0])) for r in rows]
+
+    def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
+        with closing(self._connect()) as db:
+            rows = db.execute(
+                "SELECT e.type, e.data, t.hash, e.version, e.idx FROM events e JOIN transactions t "
+                "ON t.version = e.version WHERE e.bounty_id = ? ORDER BY e.version, e.idx", (str(bounty_id),),
+            ).fetchall()
+        return [ChainEvent(type=r[0], data=json.loads(r[1]), tx_hash=r[2], version=r[3], index=r[4]) for r in rows]
+
+    def transaction(self, tx_hash: str) -> dict[str, Any] | None:
+        with closing(self._connect()) as db:
+            row = db.execute("SELECT version, sender, success, abort_code, timestamp FROM transactions "
+                             "WHERE hash = ?", (tx_hash,)).fetchone()
+        if not row:
+            return None
+        return {"hash": tx_hash, "version": row[0], "sender": row[1], "success": bool(row[2]),
+                "abort_code": row[3], "timestamp": row[4]}
+
+
+def _meta(db: sqlite3.Connection, key: str) -> str:
+    return db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+
+
+def _balance(db: sqlite3.Connection, address: str, asset: str) -> int:
+    row = db.execute("SELECT amount FROM balances WHERE address = ? AND asset = ?", (address, asset)).fetchone()
+    return row[0] if row else 0
+
+
+def _credit(db: sqlite3.Connection, address: str, asset: str, amount: int) -> None:
+    db.execute(
+        "INSERT INTO balances VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = amount + ?",
+        (address, asset, amount, amount),
+    )
+
+
+def _debit(db: sqlite3.Connection, address: str, asset: str, amount: int) -> None:
+    if _balance(db, address, asset) < amount:
+        raise ContractAbort(contract.Abort.INSUFFICIENT_BALANCE)
+    db.execute("UPDATE balances SET amount = amount - ? WHERE address = ? AND asset = ?", (amount, address, asset))
+
+
+def _load(db: sqlite3.Connection, bounty_id: str) -> BountyState:
+    if not str(bounty_id).isdigit():
+        raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
+    row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
+    if not row:
+        raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
+    return BountyState.from_dict(json.loads(row[0]))

@@ -1,0 +1,110 @@
+"""The ports the handlers talk to. The embedded adapters implement them now; the real ones later."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from domain.chain_events import ChainEvent
+from domain.contract import BountyState
+
+
+@dataclass(frozen=True)
+class Signer:
+    """The acting account: a named key. Its private key never leaves the adapter that signs."""
+
+    name: str
+    address: str
+    private_key_hex: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    tx_hash: str
+    version: int
+    success: bool
+    events: list[ChainEvent]
+    abort_code: int | None = None
+    vm_status: str = "Executed successfully"
+
+
+@dataclass(frozen=True)
+class IssueRef:
+    repo: str
+    number: int
+    url: str
+    title: str
+    body: str
+    labels: list[str]
+    state: str = "open"
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    repo: str
+    number: int
+    url: str
+    head: str
+    base: str
+    author: str
+    title: str
+    state: str
+    merged: bool
+    head_sha: str
+    merge_sha: str | None = None
+
+
+class Chain(Protocol):
+    """The bounty contract on a ledger. Writes return the receipt with the events they emitted."""
+
+    network: str
+
+    def create_bounty(
+        self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int
+    ) -> Receipt: ...
+    def accept_bounty(self, signer: Signer, bounty_id: str) -> Receipt: ...
+    def submit_pr(self, signer: Signer, bounty_id: str, pr_url: str, commit_sha: str) -> Receipt: ...
+    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str) -> Receipt: ...
+    def claim_payout(self, signer: Signer, bounty_id: str) -> Receipt: ...
+    def cancel_bounty(self, signer: Signer, bounty_id: str) -> Receipt: ...
+
+    def get_bounty(self, bounty_id: str) -> BountyState | None: ...
+    def find_bounty_by_issue_hash(self, issue_hash: str) -> BountyState | None: ...
+    def list_bounties(self) -> list[BountyState]: ...
+    def bounty_events(self, bounty_id: str) -> list[ChainEvent]: ...
+    def balance(self, address: str, asset: str) -> int: ...
+    def now(self) -> int: ...
+
+
+class Forge(Protocol):
+    """Where issues, labels, comments, forks, branches and PRs live (GitHub or the embedded forge).
+
+    It acts as one user (`actor`), as a GitHub token does.
+    """
+
+    actor: str
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef: ...
+    def find_issue(self, repo: str, marker: str) -> IssueRef | None: ...
+    def get_issue(self, repo: str, number: int) -> IssueRef: ...
+    def update_issue_body(self, repo: str, number: int, body: str) -> None: ...
+    def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]: ...
+    def create_comment(self, repo: str, number: int, body: str) -> int: ...
+    def fork(self, repo: str) -> str: ...
+    def clone(self, repo: str, dest: Path) -> None: ...
+    def push(self, workdir: Path, branch: str) -> str: ...
+    def open_pr(self, repo: str, head: str, base: str, title: str, body: str) -> PullRequest: ...
+    def get_pr(self, url: str) -> PullRequest | None: ...
+    def repo_url(self, repo: str) -> str: ...
+
+
+class SpecWriter(Protocol):
+    """Fills the spec-kit templates: offline and deterministic by default, an LLM later."""
+
+    def spec(self, feature_id: str, description: str) -> str: ...
+    def plan(self, feature_id: str, spec_md: str, tech_constraints: str | None) -> dict[str, str]: ...
+    def tasks(self, feature_id: str, artifacts: dict[str, str]) -> str: ...
+
+
+JSON = dict[str, Any]

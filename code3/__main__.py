@@ -1,0 +1,3 @@
+from code3.cli import main
+
+raise SystemExit(main())

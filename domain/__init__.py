@@ -1,0 +1,1 @@
+"""The Code3 domain: aggregates, events, the bounty state machine and value objects. No I/O."""

@@ -1,0 +1,80 @@
+"""The Issue aggregate: one publish saga, keyed by its `issue_hash`, from request to metadata write-back."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.canonical import natural_id
+
+
+class Issue(Aggregate):
+    """Each saga step is an event, so a retried publish resumes at the first step not yet recorded."""
+
+    @staticmethod
+    def create_id(issue_hash: str) -> UUID:
+        return natural_id("issue", issue_hash)
+
+    @event("PublishRequested")
+    def __init__(
+        self,
+        issue_hash: str,
+        repo: str,
+        feature_id: str,
+        spec_path: str,
+        spec_digest: str,
+        amount: str,
+        asset: str,
+        network: str,
+        labels: list[str],
+        assignees: list[str],
+        effort: int,
+    ) -> None:
+        self.issue_hash = issue_hash
+        self.repo = repo
+        self.feature_id = feature_id
+        self.spec_path = spec_path
+        self.spec_digest = spec_digest
+        self.amount = amount
+        self.asset = asset
+        self.network = network
+        self.labels = labels
+        self.assignees = assignees
+        self.effort = effort
+        self.number: int | None = None
+        self.url: str | None = None
+        self.task_id: str | None = None
+        self.bounty_id: str | None = None
+        self.metadata_written = False
+        self.mirrored_labels: list[str] = []
+        self.comments: dict[str, int] = {}
+        self.closed = False
+
+    @event("Opened")
+    def open(self, number: int, url: str, task_id: str) -> None:
+        self.number, self.url, self.task_id = number, url, task_id
+
+    @event("BountyLinked")
+    def link_bounty(self, bounty_id: str) -> None:
+        self.bounty_id = bounty_id
+
+    @event("MetadataWritten")
+    def write_metadata(self, body_digest: str) -> None:
+        self.metadata_written = True
+
+    @event("LabelsMirrored")
+    def mirror_labels(self, labels: list[str]) -> None:
+        self.mirrored_labels = labels
+
+    @event("CommentMirrored")
+    def mirror_comment(self, marker: str, comment_id: int) -> None:
+        self.comments[marker] = comment_id
+
+    @event("Closed")
+    def close(self, reason: str) -> None:
+        self.closed = True
+
+    @property
+    def published(self) -> bool:
+        return self.metadata_written

@@ -1,0 +1,25 @@
+"""What a command handler is given: the store, the ports and the acting identity. Built by code3.wiring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from adapters.event_store import EventStore
+from adapters.ports import Chain, Forge, Signer, SpecWriter
+
+
+@dataclass
+class Services:
+    store: EventStore
+    forge: Forge
+    chain: Chain
+    signer: Signer
+    writer: SpecWriter
+    project: Path
+    workspace: Path
+    asset: str = "USDT"
+
+    @property
+    def specs_dir(self) -> Path:
+        return self.project / "specs"

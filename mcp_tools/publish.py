@@ -1,0 +1,166 @@
+"""`spec_mcp.publish_issue_with_metadata`: the publish saga (issue → bounty → metadata write-back).
+
+The key (`issue_hash`) is computed before any side effect. Each step is recorded as it completes and
+each looks for its own effect before acting (the issue by the hash in its body, the bounty by the
+hash on chain), so a retry after a crash at any point resumes without a second issue or bounty.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from adapters.files import inside
+from adapters.local_forge import check_repo
+from adapters.offline_writer import count_tasks
+from domain.canonical import issue_hash as compute_issue_hash
+from domain.canonical import sha256_hex
+from domain.errors import Code, Code3Error
+from domain.issue import Issue
+from domain.metadata import BountyMeta, IssueMetadata, replace_block
+from domain.spec import Spec
+from mcp_tools.chain_record import raise_for, register, sync_bounty
+from mcp_tools.context import Services
+from mcp_tools.specs import check_feature_id
+
+AMOUNT = re.compile(r"^[1-9][0-9]{0,30}$")
+ASSET = re.compile(r"^[A-Z][A-Z0-9]{1,15}$")
+
+
+def publish_issue_with_metadata(
+    s: Services, repo: str, feature_id: str, spec_path: str, amount: str, asset: str = "USDT",
+    network: str | None = None, labels: list[str] | None = None, assignees: list[str] | None = None,
+) -> dict[str, Any]:
+    check_repo(repo)
+    check_feature_id(feature_id)
+    if not AMOUNT.match(amount):
+        raise Code3Error(Code.VALIDATION, f"amount {amount!r} is not a positive integer",
+                         "pass the amount as a string of digits in the asset's smallest unit, e.g. \"1000000\"")
+    if not ASSET.match(asset):
+        raise Code3Error(Code.VALIDATION, f"invalid asset {asset!r}", "use the asset's symbol, e.g. USDT")
+    network = network or s.chain.network
+    if network != s.chain.network:
+        raise Code3Error(Code.VALIDATION, f"this server's chain is {s.chain.network!r}, not {network!r}",
+                         f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
+    spec_file = inside(s.project, spec_path)
+    if not spec_file.is_file():
+        raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first")
+    spec_text = spec_file.read_text(encoding="utf-8")
+    key = compute_issue_hash(repo=repo, feature_id=feature_id, spec_digest=sha256_hex(spec_text),
+                             amount=amount, asset=asset, network=network)
+    _refuse_conflicting_publish(s, feature_id, key)
+    tasks_md = spec_file.parent / "tasks.md"
+    effort = max(1, count_tasks(tasks_md.read_text(encoding="utf-8"))) if tasks_md.exists() else 1
+    wanted_labels = sorted({*(labels or ["code3", "open"]), "code3", "open"})
+
+    issue = s.store.update(Issue, Issue.create_id(key), lambda current: None if current else Issue(
+        issue_hash=key, repo=repo, feature_id=feature_id, spec_path=spec_path, spec_digest=sha256_hex(spec_text),
+        amount=amount, asset=asset, network=network, labels=wanted_labels, assignees=list(assignees or []),
+        effort=effort))
+    assert issue is not None
+    issue = _open_issue(s, issue, spec_text)
+    issue = _create_bounty(s, issue)
+    issue = _write_back(s, issue)
+    return {"success": True,
+            "issue": {"url": issue.url, "number": issue.number, "issue_hash": key},
+            "bounty": {"bounty_id": issue.bounty_id}}
+
+
+def _refuse_conflicting_publish(s: Services, feature_id: str, key: str) -> None:
+    spec = s.store.get(Spec, Spec.create_id(feature_id))
+    if spec is None or spec.published_as in (None, key):
+        return
+    other = s.store.get(Issue, Issue.create_id(spec.published_as))
+    where = f" as {other.url} (bounty {other.bounty_id})" if other else ""
+    raise Code3Error(Code.IDEMPOTENT_REJECTED,
+                     f"feature {feature_id} was already published{where} with other terms",
+                     "reuse the existing issue and bounty; a changed spec or amount is a new feature_id")
+
+
+def _metadata(issue: Issue) -> IssueMetadata:
+    return IssueMetadata(
+        repo=issue.repo, issue_number=issue.number, issue_hash=issue.issue_hash, feature_id=issue.feature_id,
+        task_id=issue.task_id, bounty=BountyMeta(network=issue.network, asset=issue.asset, amount=issue.amount,
+                                                 bounty_id=issue.bounty_id),
+        spec_refs=[issue.spec_path], labels=issue.labels, effort=issue.effort,
+    )
+
+
+def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
+    if issue.number is None:
+        found = s.forge.find_issue(issue.repo, issue.issue_hash)
+        if found is None:
+            title = f"[code3] {issue.feature_id}: {_title(spec_text, issue.feature_id)}"
+            body = f"{spec_text.rstrip()}\n\n{_metadata(issue).to_block()}\n"
+            found = s.forge.create_issue(issue.repo, title, body, issue.labels, issue.assignees)
+        task_id = f"{issue.repo}#{found.number}"
+
+        def change(current: Issue | None) -> Issue | None:
+            assert current is not None
+            if current.number is not None:
+                return None
+            current.open(number=found.number, url=found.url, task_id=task_id)
+            return current
+
+        issue = s.store.update(Issue, issue.id, change) or issue
+    assert issue.task_id is not None
+    register(s, "task", issue.task_id, issue.issue_hash)
+    return issue
+
+
+def _create_bounty(s: Services, issue: Issue) -> Issue:
+    if issue.bounty_id is not None:
+        sync_bounty(s, issue.bounty_id)
+        return issue
+    state = s.chain.find_bounty_by_issue_hash(issue.issue_hash)
+    if state is None:
+        receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
+                                                  int(issue.amount)),
+                            f"sponsor {s.signer.name} ({s.signer.address})")
+        bounty_id = str(receipt.events[0].data["bounty_id"])
+    else:
+        bounty_id = state.bounty_id
+    sync_bounty(s, bounty_id)
+
+    def change(current: Issue | None) -> Issue | None:
+        assert current is not None
+        if current.bounty_id is not None:
+            return None
+        current.link_bounty(bounty_id=bounty_id)
+        return current
+
+    return s.store.update(Issue, issue.id, change) or issue
+
+
+def _write_back(s: Services, issue: Issue) -> Issue:
+    if issue.metadata_written:
+        return issue
+    assert issue.number is not None
+    current = s.forge.get_issue(issue.repo, issue.number)
+    body = replace_block(current.body, _metadata(issue))
+    if body != current.body:
+        s.forge.update_issue_body(issue.repo, issue.number, body)
+
+    def change(i: Issue | None) -> Issue | None:
+        assert i is not None
+        if i.metadata_written:
+            return None
+        i.write_metadata(body_digest=sha256_hex(body))
+        return i
+
+    issue = s.store.update(Issue, issue.id, change) or issue
+    s.store.update(Spec, Spec.create_id(issue.feature_id), lambda spec: _mark_published(spec, issue.issue_hash))
+    return issue
+
+
+def _mark_published(spec: Spec | None, key: str) -> Spec | None:
+    if spec is None or spec.published_as == key:
+        return None
+    spec.publish(issue_hash=key)
+    return spec
+
+
+def _title(spec_text: str, feature_id: str) -> str:
+    match = re.search(r'^\*\*Input\*\*: "(.+)"$', spec_text, re.MULTILINE)
+    text = match.group(1) if match else feature_id
+    return text if len(text) <= 80 else text[:77] + "..."

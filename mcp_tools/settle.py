@@ -1,0 +1,78 @@
+"""Settlement: the merge (reported by the webhook) starts cooling; the winner claims after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.bounty import Bounty
+from domain.contract import Status
+from domain.errors import Code, Code3Error
+from mcp_tools.chain_record import lookup, mirror_labels, raise_for, sync_bounty
+from mcp_tools.context import Services
+from mcp_tools.work import _bounty
+
+
+def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | None = None) -> dict[str, Any]:
+    """Record that a submitted PR merged. Idempotent on (delivery_id, bounty_id); the first merge wins."""
+    bounty_id = bounty_id or lookup(s, "pr", pr_url)
+    if bounty_id is None:
+        raise Code3Error(Code.NOT_FOUND, f"{pr_url} was not submitted for any bounty",
+                         "only PRs submitted with server_mcp.submit_pr are settled")
+    bounty = _bounty(s, bounty_id)
+    if bounty.has_delivery(delivery_id):
+        return _answer(bounty, duplicate=True)
+    if bounty.status in (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED):
+        pr = s.forge.get_pr(pr_url)
+        if pr is None or not pr.merged:
+            raise Code3Error(Code.PRECONDITION, f"{pr_url} is not merged on the forge",
+                             "report a merge only after the PR merged")
+        raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url), f"bounty {bounty_id}")
+        bounty = _bounty(s, bounty_id)
+        mirror_labels(s, bounty)
+
+    def change(current: Bounty | None) -> Bounty | None:
+        assert current is not None
+        if current.has_delivery(delivery_id):
+            return None
+        current.report_merge(delivery_id=delivery_id, pr_url=pr_url)
+        return current
+
+    bounty = s.store.update(Bounty, bounty.id, change) or bounty
+    return _answer(bounty, duplicate=False, pr_url=pr_url)
+
+
+def _answer(bounty: Bounty, duplicate: bool, pr_url: str | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "success": True, "bounty_id": bounty.bounty_id, "state": Status(bounty.status).name,
+        "winner": bounty.winner, "merged_pr": bounty.merged_pr, "merged_at": bounty.merged_at,
+        "cooling_until": bounty.cooling_until, "duplicate": duplicate,
+    }
+    if pr_url is not None and bounty.merged_pr not in (None, pr_url):
+        answer["note"] = f"{pr_url} merged after {bounty.merged_pr}: the first merged PR won"
+    return answer
+
+
+def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
+    bounty = _bounty(s, bounty_id)
+    if bounty.status is Status.PAID:
+        if bounty.winner != s.signer.address:
+            raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",
+                             "only the winner can claim")
+        return {"success": True, "bounty_id": bounty_id, "tx_hash": bounty.paid_tx,
+                "amount": str(bounty.amount), "asset": bounty.asset}
+    context = ""
+    if bounty.status is Status.COOLING_DOWN and bounty.cooling_until is not None:
+        remaining = bounty.cooling_until - s.chain.now()
+        context = f"cooling_until={bounty.cooling_until}, {max(remaining, 0)} s from now"
+        # Refuse what the chain would refuse without spending a transaction on it.
+        if bounty.winner != s.signer.address:
+            raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was won by another worker",
+                             "only the winner (the worker whose PR merged first) can claim")
+        if remaining > 0:
+            raise Code3Error(Code.COOLING, f"bounty {bounty_id} is cooling down for {remaining} more seconds",
+                             f"claim again after cooling_until={bounty.cooling_until}")
+    receipt = raise_for(s.chain.claim_payout(s.signer, bounty_id), context)
+    bounty = sync_bounty(s, bounty_id) or bounty
+    mirror_labels(s, bounty)
+    return {"success": True, "bounty_id": bounty_id, "tx_hash": receipt.tx_hash,
+            "amount": str(bounty.amount), "asset": bounty.asset}

@@ -1,0 +1,174 @@
+"""The worker's side: accept a task, prepare a fork, open a PR, comment, submit the PR on chain."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from adapters.git import commit_all, git
+from adapters.local_forge import check_repo, parse_url
+from domain.bounty import Bounty
+from domain.contract import Status
+from domain.errors import Code, Code3Error
+from domain.issue import Issue
+from domain.metadata import strip_block
+from domain.spec import branch_name
+from mcp_tools.chain_record import lookup, mirror_labels, raise_for, register, sync_bounty
+from mcp_tools.context import Services
+from mcp_tools.specs import check_feature_id
+
+TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
+SHA = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+def _issue_for_task(s: Services, task_id: str) -> Issue:
+    if not TASK_ID.match(task_id):
+        raise Code3Error(Code.VALIDATION, f"invalid task_id {task_id!r}", "use the form owner/repo#123")
+    key = lookup(s, "task", task_id)
+    issue = s.store.get(Issue, Issue.create_id(key)) if key else None
+    if issue is None:
+        raise Code3Error(Code.NOT_FOUND, f"no published bounty for task {task_id}",
+                         "check the task id, or let server_mcp.accept_best_task choose one")
+    if issue.bounty_id is None:
+        raise Code3Error(Code.PRECONDITION, f"the publish of {task_id} has not finished",
+                         "the sponsor re-runs spec_mcp.publish_issue_with_metadata to complete it")
+    return issue
+
+
+def _bounty(s: Services, bounty_id: str) -> Bounty:
+    bounty = sync_bounty(s, str(bounty_id))
+    if bounty is None:
+        raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain",
+                         "check the bounty_id (accept_task returns it)")
+    return bounty
+
+
+def accept_task(s: Services, task_id: str) -> dict[str, Any]:
+    issue = _issue_for_task(s, task_id)
+    assert issue.bounty_id is not None
+    bounty = _bounty(s, issue.bounty_id)
+    if s.signer.address not in bounty.workers:
+        raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
+                  f"{Status(bounty.status).name.lower()}")
+        bounty = _bounty(s, issue.bounty_id)
+    labels = mirror_labels(s, bounty)
+    return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
+
+
+def accept_best_task(s: Services, min_amount: str = "0", strategy: str = "max_amount") -> dict[str, Any]:
+    if not re.match(r"^[0-9]{1,31}$", min_amount):
+        raise Code3Error(Code.VALIDATION, f"min_amount {min_amount!r} is not a non-negative integer",
+                         "pass digits in the asset's smallest unit, e.g. \"0\"")
+    if strategy not in ("max_amount", "max_amount_per_effort"):
+        raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
+                         "use max_amount or max_amount_per_effort")
+    candidates: list[tuple[float, int, Issue]] = []
+    for state in s.chain.list_bounties():
+        if (state.status not in (Status.OPEN, Status.STARTED) or state.amount < int(min_amount)
+                or s.signer.address in state.workers or state.sponsor == s.signer.address):
+            continue
+        issue = s.store.get(Issue, Issue.create_id(state.issue_hash))
+        if issue is None or issue.task_id is None:
+            continue  # not mirrored here yet: nothing to tell the worker about it
+        score = state.amount / max(issue.effort, 1) if strategy == "max_amount_per_effort" else state.amount
+        candidates.append((score, -int(state.bounty_id), issue))
+    if not candidates:
+        return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
+                "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
+    best = max(candidates, key=lambda c: (c[0], c[1]))[2]
+    assert best.task_id is not None
+    return {**accept_task(s, best.task_id), "selected_task_id": best.task_id, "strategy": strategy}
+
+
+def fork_and_prepare(s: Services, repo: str, issue_json: dict[str, Any]) -> dict[str, Any]:
+    """Fork, clone into the workspace, check out `feat/NNN-slug`, add missing spec artifacts, push."""
+    from mcp_tools import specs  # the generators run against the working copy
+
+    check_repo(repo)
+    feature_id = check_feature_id(str(issue_json.get("feature_id") or ""))
+    number = issue_json.get("issue_number")
+    fork = s.forge.fork(repo)
+    workdir = s.workspace / fork.replace("/", "__")
+    if not (workdir / ".git").exists():
+        workdir.parent.mkdir(parents=True, exist_ok=True)
+        s.forge.clone(fork, workdir)
+    branch = branch_name(feature_id)
+    remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)
+    git("checkout", "-q", "-B", branch, f"origin/{branch}" if remote_branches else "HEAD", cwd=workdir)
+
+    local = Services(store=s.store, forge=s.forge, chain=s.chain, signer=s.signer, writer=s.writer,
+                     project=workdir, workspace=s.workspace, asset=s.asset)
+    spec_dir = local.specs_dir / feature_id
+    generated = []
+    if not (spec_dir / "spec.md").exists():
+        spec_text = _spec_from_issue(s, repo, number, feature_id)
+        spec_dir.mkdir(parents=True, exist_ok=True)
+        (spec_dir / "spec.md").write_text(spec_text, encoding="utf-8")
+        generated.append("spec.md")
+    if not (spec_dir / "plan.md").exists():
+        specs.plan(local, feature_id)
+        generated.append("plan")
+    if not (spec_dir / "tasks.md").exists():
+        specs.tasks(local, feature_id)
+        generated.append("tasks.md")
+    commit_all(workdir, f"chore(specs): prepare {feature_id}")
+    sha = s.forge.push(workdir, branch)
+    return {"success": True, "fork_repo_url": s.forge.repo_url(fork), "branch": branch, "prepared": True,
+            "workdir": str(workdir), "head_sha": sha, "generated": generated}
+
+
+def _spec_from_issue(s: Services, repo: str, number: Any, feature_id: str) -> str:
+    if not isinstance(number, int):
+        raise Code3Error(Code.PRECONDITION, f"specs/{feature_id}/spec.md is not in the repository",
+                         "pass issue_json.issue_number so the spec can be taken from the issue")
+    body = s.forge.get_issue(repo, number).body
+    return strip_block(body)
+
+
+def open_pr(s: Services, repo: str, branch: str, title: str, body: str) -> dict[str, Any]:
+    """Open (or reuse) the PR from the acting user's fork branch; pending work in the workspace is pushed."""
+    check_repo(repo)
+    if not title.strip():
+        raise Code3Error(Code.VALIDATION, "title is empty", "give the PR a title")
+    fork = f"{s.forge.actor}/{repo.split('/', 1)[1]}"
+    workdir = s.workspace / fork.replace("/", "__")
+    if (workdir / ".git").exists() and git("rev-parse", "--abbrev-ref", "HEAD", cwd=workdir) == branch:
+        commit_all(workdir, title)
+        s.forge.push(workdir, branch)
+    pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", "main", title, body)
+    return {"success": True, "pr_url": pr.url, "number": pr.number, "head_sha": pr.head_sha}
+
+
+def comment_issue(s: Services, issue_url: str, body: str) -> dict[str, Any]:
+    repo, _kind, number = parse_url(issue_url)
+    if not body.strip():
+        raise Code3Error(Code.VALIDATION, "body is empty", "write the comment's text in body")
+    comment_id = s.forge.create_comment(repo, number, body)
+    return {"success": True, "comment_id": comment_id}
+
+
+def submit_pr(s: Services, bounty_id: str, pr_url: str, commit_sha: str | None = None) -> dict[str, Any]:
+    bounty = _bounty(s, bounty_id)
+    if commit_sha is not None and not SHA.match(commit_sha):
+        raise Code3Error(Code.VALIDATION, f"commit_sha {commit_sha!r} is not a hex commit id",
+                         "pass the PR head's commit id, or omit it")
+    mine = bounty.submission_of(s.signer.address)
+    if mine is not None:
+        if mine["pr_url"] == pr_url:
+            return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": mine["tx_hash"]}
+        raise Code3Error(Code.IDEMPOTENT_REJECTED,
+                         f"you already submitted {mine['pr_url']} for bounty {bounty_id}",
+                         "a worker submits one PR per bounty; push further commits to that PR")
+    pr = s.forge.get_pr(pr_url)
+    if pr is None:
+        raise Code3Error(Code.NOT_FOUND, f"no pull request at {pr_url}", "open it first (server_mcp.open_pr)")
+    if pr.repo != bounty.repo:
+        raise Code3Error(Code.VALIDATION, f"{pr_url} is in {pr.repo}, the bounty is for {bounty.repo}",
+                         "submit a PR against the bounty's repository")
+    if pr.author != s.forge.actor:
+        raise Code3Error(Code.UNAUTHORIZED, f"{pr_url} was opened by {pr.author}, not by you ({s.forge.actor})",
+                         "submit your own PR")
+    receipt = raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
+    register(s, "pr", pr_url, bounty_id)
+    mirror_labels(s, _bounty(s, bounty_id))
+    return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": receipt.tx_hash}
