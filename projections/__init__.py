@@ -1,0 +1,1 @@
+"""Read models and mirrors that follow the event log."""

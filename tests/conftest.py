@@ -1,0 +1,116 @@
+"""Shared fixtures: a project with three identities on the embedded forge and ledger, on SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.keystore import Keystore
+from adapters.local_forge import LocalForge
+from adapters.local_ledger import LocalLedger
+from code3.settings import Settings
+from code3.wiring import build_services
+from mcp_tools import publish, specs
+from mcp_tools.context import Services
+
+POSTGRES_URL = os.environ.get("CODE3_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+REPO = "alice/todo-app"
+AMOUNT = 1_000_000
+
+
+def _postgres_schema() -> tuple[str, str]:
+    """A fresh schema per test, so tests never see each other's events."""
+    try:
+        import psycopg
+
+        schema = "code3_test_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    except Exception as exc:
+        pytest.skip(f"no PostgreSQL answers at {POSTGRES_URL} ({type(exc).__name__}: {exc}); "
+                    "set CODE3_TEST_POSTGRES or start one (.ci/run does)")
+    return POSTGRES_URL, schema
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    if request.param == "sqlite":
+        yield None
+        return
+    url, schema = _postgres_schema()
+    yield f"{url}?schema={schema}"
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@dataclass
+class World:
+    project: Path
+    database_url: str | None
+    people: dict[str, Services] = field(default_factory=dict)
+
+    def settings(self, identity: str) -> Settings:
+        return Settings(project=self.project, identity=identity, database_url=self.database_url)
+
+    def services(self, identity: str) -> Services:
+        """A fresh process's view: new store connection, new adapters, same files."""
+        services = build_services(self.settings(identity))
+        self.people.setdefault(f"_{identity}_{len(self.people)}", services)
+        return services
+
+    def __getitem__(self, identity: str) -> Services:
+        if identity not in self.people:
+            self.people[identity] = build_services(self.settings(identity))
+        return self.people[identity]
+
+    @property
+    def ledger(self) -> LocalLedger:
+        chain = self["alice"].chain
+        assert isinstance(chain, LocalLedger)
+        return chain
+
+    @property
+    def forge(self) -> LocalForge:
+        forge = self["alice"].forge
+        assert isinstance(forge, LocalForge)
+        return forge
+
+    def address(self, identity: str) -> str:
+        return self[identity].signer.address
+
+    def specified(self, description: str = "Users can export their to-do list as CSV") -> dict[str, Any]:
+        alice = self["alice"]
+        spec = specs.specify(alice, description)
+        specs.plan(alice, spec["feature_id"])
+        specs.tasks(alice, spec["feature_id"])
+        return spec
+
+    def publish_args(self, spec: dict[str, Any], amount: int = AMOUNT) -> dict[str, Any]:
+        return {"repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
+                "amount": str(amount), "asset": "USDT", "network": "local"}
+
+    def published(self, amount: int = AMOUNT, description: str = "Users can export their to-do list as CSV"
+                  ) -> dict[str, Any]:
+        spec = self.specified(description)
+        return publish.publish_issue_with_metadata(self["alice"], **self.publish_args(spec, amount))
+
+
+@pytest.fixture
+def world(tmp_path: Path, database_url: str | None) -> Iterator[World]:
+    keystore = Keystore(Settings(project=tmp_path).keystore_dir)
+    for name in ("alice", "bob", "carol"):
+        keystore.new(name)
+    w = World(project=tmp_path, database_url=database_url)
+    w.ledger.mint(w.address("alice"), "USDT", 10 * AMOUNT)
+    w.forge.create_repo(REPO)
+    yield w
+    for services in w.people.values():
+        services.store.close()
