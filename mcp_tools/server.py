@@ -69,9 +69,12 @@ def _result(data: dict[str, Any], is_error: bool = False) -> CallToolResult:
 async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
     """The SDK reports bad arguments as plain text; give them the contract's {code, message, hint} shape."""
     result = await call_next(ctx)
-    if (getattr(ctx, "method", None) == "tools/call" and isinstance(result, CallToolResult) and result.is_error
-            and result.structured_content is None and result.content
-            and isinstance(result.content[0], TextContent)):
+    if getattr(ctx, "method", None) != "tools/call":
+        return result
+    if isinstance(result, dict):  # the runner hands middleware the serialised result
+        result = CallToolResult.model_validate(result)
+    if (isinstance(result, CallToolResult) and result.is_error and result.structured_content is None
+            and result.content and isinstance(result.content[0], TextContent)):
         text = result.content[0].text
         code = "E_VALIDATION" if "validation error" in text or "Unknown tool" in text else "E_INTERNAL"
         return _result({"code": code, "message": text, "hint": VALIDATION_HINT}, is_error=True)

@@ -1,0 +1,38 @@
+# code3 developer entry points. Needs only python3 (3.11+) and access to PyPI; everything else lands in $(VENV).
+
+VENV ?= .venv
+PY = $(VENV)/bin/python
+# Prefer the interpreter the project targets; any python3 >= 3.11 works.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+# Mirror of pyproject's [dependency-groups] dev: pip < 25.1 cannot install dependency groups itself.
+DEV_DEPS = 'pytest>=8.3' 'pytest-timeout>=2.3' 'ruff>=0.9'
+
+.DEFAULT_GOAL := test
+.PHONY: install demo test lint bench clean
+
+# Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "no python3 on PATH" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV) || { echo "'$(PYTHON) -m venv' failed (Debian/Ubuntu: apt-get install python3-venv)" >&2; exit 1; }
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e . $(DEV_DEPS)
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/code3 demo
+
+test: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
