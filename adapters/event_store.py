@@ -30,14 +30,15 @@ class EventStore(Application):
         return aggregate
 
     def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A | None], A | None],
-               attempts: int = 8) -> A | None:
+               attempts: int = 8, known: A | None = None) -> A | None:
         """Load, change, save; when another writer saved first (optimistic concurrency), reload and redo.
 
         `change` gets the current aggregate (or None) and returns the aggregate to save (or None to
-        save nothing); it must be safe to run again on the newer state.
+        save nothing); it must be safe to run again on the newer state. `known`, an aggregate the
+        caller loaded a moment ago, saves the first load; if it is stale the save fails and we reload.
         """
         for attempt in range(attempts):
-            current = self.get(cls, aggregate_id)
+            current = known if attempt == 0 and known is not None else self.get(cls, aggregate_id)
             result = change(current)
             if result is None:
                 return current
@@ -50,8 +51,17 @@ class EventStore(Application):
         return None
 
 
+# A cached aggregate is fast-forwarded from the store before use (so other processes' events are
+# seen) and handed out as a deep copy: replaying whole histories on every read cost more than saving.
+CACHE = {"AGGREGATE_CACHE_MAXSIZE": "2000", "AGGREGATE_CACHE_FASTFORWARD": "y"}
+
+
 def store_env(project: Path, database_url: str | None) -> dict[str, str]:
     """eventsourcing's persistence settings: the project's SQLite file, or PostgreSQL from a URL."""
+    return {**CACHE, **_persistence_env(project, database_url)}
+
+
+def _persistence_env(project: Path, database_url: str | None) -> dict[str, str]:
     if not database_url:
         (project / ".code3").mkdir(parents=True, exist_ok=True)
         return {

@@ -27,3 +27,22 @@ def commit_all(workdir: Path, message: str) -> str | None:
         return None
     git("commit", "-q", "-m", message, cwd=workdir)
     return git("rev-parse", "HEAD", cwd=workdir)
+
+
+def read_ref(git_dir: Path, ref: str) -> str | None:
+    """The commit a ref points at, read from the repository's files (no subprocess on hot paths)."""
+    loose = git_dir / ref
+    if loose.is_file():
+        return loose.read_text().strip()
+    packed = git_dir / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text().splitlines():
+            if line.endswith(" " + ref) and not line.startswith(("#", "^")):
+                return line.split(" ", 1)[0]
+    return None
+
+
+def current_branch(workdir: Path) -> str | None:
+    """The branch checked out in a working copy, or None when HEAD is detached."""
+    head = (workdir / ".git" / "HEAD").read_text().strip()
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None

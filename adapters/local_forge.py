@@ -12,11 +12,11 @@ import re
 import shutil
 import sqlite3
 import tempfile
-from contextlib import closing
 from pathlib import Path
 
-from adapters.git import commit_all, git
+from adapters.git import commit_all, git, read_ref
 from adapters.ports import IssueRef, PullRequest
+from adapters.sqlite_db import SqliteDb
 from domain.errors import Code, Code3Error
 
 REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -52,14 +52,10 @@ class LocalForge:
         self.root = root
         self.actor = actor
         self.base_url = base_url.rstrip("/")
-        root.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.executescript(_SCHEMA)
+        self.db = SqliteDb(root / "forge.sqlite", _SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.root / "forge.sqlite", timeout=30, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        return db
+    def close(self) -> None:
+        self.db.close()
 
     def _git_dir(self, repo: str) -> Path:
         return self.root / "repos" / f"{check_repo(repo)}.git"
@@ -78,7 +74,7 @@ class LocalForge:
 
     def create_repo(self, repo: str, readme: str = "") -> str:
         """A new repository with one commit on `main` (idempotent: an existing one is kept)."""
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone():
                 return self.repo_url(repo)
         bare = self._git_dir(repo)
@@ -90,14 +86,14 @@ class LocalForge:
             (work / "README.md").write_text(readme or f"# {repo}\n")
             commit_all(work, "Initial commit")
             git("push", "-q", "origin", "HEAD:main", cwd=work)
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             db.execute("INSERT OR IGNORE INTO repos VALUES (?, NULL, 'main')", (repo,))
         return self.repo_url(repo)
 
     def fork(self, repo: str) -> str:
         """Fork into the actor's namespace (an existing fork is reused, as GitHub does)."""
         name = f"{self.actor}/{repo.split('/', 1)[1]}"
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             branch = self._require_repo(db, repo)
             if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (name,)).fetchone():
                 return name
@@ -106,12 +102,12 @@ class LocalForge:
             shutil.rmtree(target)  # a fork interrupted before it was registered
         target.parent.mkdir(parents=True, exist_ok=True)
         git("clone", "-q", "--bare", str(self._git_dir(repo)), str(target))
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             db.execute("INSERT OR IGNORE INTO repos VALUES (?, ?, ?)", (name, repo, branch))
         return name
 
     def clone(self, repo: str, dest: Path) -> None:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             self._require_repo(db, repo)
         git("clone", "-q", str(self._git_dir(repo)), str(dest))
 
@@ -119,32 +115,30 @@ class LocalForge:
         git("push", "-q", "--force-with-lease", "origin", f"HEAD:refs/heads/{branch}", cwd=workdir)
         return git("rev-parse", "HEAD", cwd=workdir)
 
-    def branch_sha(self, repo: str, branch: str) -> str:
-        return git("--git-dir", str(self._git_dir(repo)), "rev-parse", f"refs/heads/{branch}")
+    def branch_sha(self, repo: str, branch: str) -> str | None:
+        return read_ref(self._git_dir(repo), f"refs/heads/{branch}")
 
     # --- issues, labels, comments -----------------------------------------------------------
 
     def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef:
-        with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+        with self.db.transaction() as db:
             self._require_repo(db, repo)
             number = self._next_number(db, repo)
             db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author) "
                        "VALUES (?, ?, 0, ?, ?, ?, 'open', ?)",
                        (repo, number, title, body, json.dumps(sorted(set(labels))), self.actor))
-            db.execute("COMMIT")
         return self.get_issue(repo, number)
 
     def find_issue(self, repo: str, marker: str) -> IssueRef | None:
         """The first issue whose body contains `marker` (the issue hash), so a resumed publish finds it."""
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             self._require_repo(db, repo)
             row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 AND instr(body, ?) > 0 "
                              "ORDER BY number LIMIT 1", (repo, marker)).fetchone()
         return self.get_issue(repo, row[0]) if row else None
 
     def get_issue(self, repo: str, number: int) -> IssueRef:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT title, body, labels, state FROM issues WHERE repo = ? AND number = ? "
                              "AND is_pr = 0", (repo, number)).fetchone()
         if not row:
@@ -153,25 +147,25 @@ class LocalForge:
                         body=row[1], labels=json.loads(row[2]), state=row[3])
 
     def list_issues(self, repo: str) -> list[IssueRef]:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             numbers = [r[0] for r in db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 "
                                                 "ORDER BY number", (repo,))]
         return [self.get_issue(repo, n) for n in numbers]
 
     def update_issue_body(self, repo: str, number: int, body: str) -> None:
         self.get_issue(repo, number)
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             db.execute("UPDATE issues SET body = ? WHERE repo = ? AND number = ?", (body, repo, number))
 
     def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
         self.get_issue(repo, number)
         labels = sorted(set(labels))
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             db.execute("UPDATE issues SET labels = ? WHERE repo = ? AND number = ?", (json.dumps(labels), repo, number))
         return labels
 
     def create_comment(self, repo: str, number: int, body: str) -> int:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             if not db.execute("SELECT 1 FROM issues WHERE repo = ? AND number = ?", (repo, number)).fetchone():
                 raise Code3Error(Code.NOT_FOUND, f"issue {repo}#{number} does not exist", "check the issue URL")
             cur = db.execute("INSERT INTO comments (repo, number, body, author) VALUES (?, ?, ?, ?)",
@@ -179,7 +173,7 @@ class LocalForge:
             return int(cur.lastrowid or 0)
 
     def comments(self, repo: str, number: int) -> list[dict[str, object]]:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             rows = db.execute("SELECT id, body, author FROM comments WHERE repo = ? AND number = ? ORDER BY id",
                               (repo, number)).fetchall()
         return [{"id": r[0], "body": r[1], "author": r[2]} for r in rows]
@@ -190,17 +184,15 @@ class LocalForge:
         """A PR from `user:branch` (a fork's branch) or `branch` into `base`; an open one is reused."""
         head_repo, branch = (f"{head.split(':')[0]}/{repo.split('/')[1]}", head.split(":", 1)[1]) \
             if ":" in head else (repo, head)
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             self._require_repo(db, repo)
             self._require_repo(db, head_repo)
-        try:
-            sha = self.branch_sha(head_repo, branch)
-        except Exception:
+        sha = self.branch_sha(head_repo, branch)
+        if sha is None:
             raise Code3Error(Code.NOT_FOUND, f"branch {branch} does not exist in {head_repo}",
-                             "push the branch first (server_mcp.fork_and_prepare does)") from None
+                             "push the branch first (server_mcp.fork_and_prepare does)")
         head_ref = f"{head_repo}:{branch}"
-        with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+        with self.db.transaction() as db:
             row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 1 AND head = ? AND state = 'open'",
                              (repo, head_ref)).fetchone()
             if row:
@@ -211,7 +203,6 @@ class LocalForge:
                 db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author, head, base,"
                            " head_sha) VALUES (?, ?, 1, ?, ?, '[]', 'open', ?, ?, ?, ?)",
                            (repo, number, title, body, self.actor, head_ref, base, sha))
-            db.execute("COMMIT")
         pr = self._pr(repo, number)
         assert pr is not None
         return pr
@@ -221,7 +212,7 @@ class LocalForge:
         return self._pr(repo, number) if kind == "pull" else None
 
     def _pr(self, repo: str, number: int) -> PullRequest | None:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT head, base, author, title, state, merged, head_sha, merge_sha FROM issues "
                              "WHERE repo = ? AND number = ? AND is_pr = 1", (repo, number)).fetchone()
         if not row:
@@ -248,7 +239,7 @@ class LocalForge:
                 cwd=work)
             sha = git("rev-parse", "HEAD", cwd=work)
             git("push", "-q", "origin", f"HEAD:{pr.base}", cwd=work)
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             db.execute("UPDATE issues SET state = 'closed', merged = 1, merge_sha = ? WHERE repo = ? AND number = ?",
                        (sha, pr.repo, pr.number))
         merged = self._pr(pr.repo, pr.number)

@@ -13,7 +13,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from adapters.keystore import address_of, public_key_of
 from adapters.ports import Receipt, Signer
+from adapters.sqlite_db import SqliteDb
 from domain import contract
 from domain.canonical import canonical_json
 from domain.chain_events import ChainEvent
@@ -55,33 +55,29 @@ class LocalLedger:
 
     def __init__(self, path: Path, cooling_period: int = contract.DEFAULT_COOLING_PERIOD) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.executescript(_SCHEMA)
+        self.db = SqliteDb(path, _SCHEMA)
+        with self.db.transaction() as db:
             db.execute("INSERT OR IGNORE INTO meta VALUES ('clock_offset', '0')")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('cooling_period', ?)", (str(cooling_period),))
 
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA busy_timeout=30000")
-        return db
+    def close(self) -> None:
+        self.db.close()
 
     # --- the clock -------------------------------------------------------------------------
 
     def now(self) -> int:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             return int(time.time()) + int(_meta(db, "clock_offset"))
 
     def advance(self, seconds: int) -> int:
         """Move the ledger's clock forward (tests and the demo use it to pass the cooling period)."""
-        with closing(self._connect()) as db:
+        with self.db.transaction() as db:
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'clock_offset'", (seconds,))
         return self.now()
 
     @property
     def cooling_period(self) -> int:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             return int(_meta(db, "cooling_period"))
 
     # --- funds -----------------------------------------------------------------------------
@@ -90,14 +86,12 @@ class LocalLedger:
         """The local faucet: credit an account (there is no real money on the embedded ledger)."""
         if amount <= 0:
             raise ValueError("amount must be positive")
-        with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
+        with self.db.transaction() as db:
             _credit(db, address, asset, amount)
-            db.execute("COMMIT")
         return self.balance(address, asset)
 
     def balance(self, address: str, asset: str) -> int:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             return _balance(db, address, asset)
 
     # --- the client side: build, sign, submit -----------------------------------------------
@@ -139,7 +133,7 @@ class LocalLedger:
         raise AssertionError("unreachable")
 
     def sequence_number(self, address: str) -> int:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT sequence_number FROM accounts WHERE address = ?", (address,)).fetchone()
             return row[0] if row else 0
 
@@ -155,15 +149,8 @@ class LocalLedger:
         if address_of(public_key) != sender:
             raise TransactionRejected("INVALID_AUTH_KEY: the key does not own the sender account")
         tx_hash = "0x" + hashlib.sha3_256(raw + signature).hexdigest()
-        with closing(self._connect()) as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                receipt = self._execute(db, tx, tx_hash, public_key)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        return receipt
+        with self.db.transaction() as db:
+            return self._execute(db, tx, tx_hash, public_key)
 
     def _execute(self, db: sqlite3.Connection, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
         sender = tx["sender"]
@@ -243,22 +230,22 @@ class LocalLedger:
     def get_bounty(self, bounty_id: str) -> BountyState | None:
         if not str(bounty_id).isdigit():
             return None
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
         return BountyState.from_dict(json.loads(row[0])) if row else None
 
     def find_bounty_by_issue_hash(self, issue_hash: str) -> BountyState | None:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT state FROM bounties WHERE issue_hash = ?", (issue_hash,)).fetchone()
         return BountyState.from_dict(json.loads(row[0])) if row else None
 
     def list_bounties(self) -> list[BountyState]:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             rows = db.execute("SELECT state FROM bounties ORDER BY bounty_id").fetchall()
         return [BountyState.from_dict(json.loads(r[0])) for r in rows]
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             rows = db.execute(
                 "SELECT e.type, e.data, t.hash, e.version, e.idx FROM events e JOIN transactions t "
                 "ON t.version = e.version WHERE e.bounty_id = ? ORDER BY e.version, e.idx", (str(bounty_id),),
@@ -266,7 +253,7 @@ class LocalLedger:
         return [ChainEvent(type=r[0], data=json.loads(r[1]), tx_hash=r[2], version=r[3], index=r[4]) for r in rows]
 
     def transaction(self, tx_hash: str) -> dict[str, Any] | None:
-        with closing(self._connect()) as db:
+        with self.db.statement() as db:
             row = db.execute("SELECT version, sender, success, abort_code, timestamp FROM transactions "
                              "WHERE hash = ?", (tx_hash,)).fetchone()
         if not row:

@@ -42,11 +42,12 @@ def raise_for(receipt: Receipt, context: str = "") -> Receipt:
     raise Code3Error(code, f"{message} (tx {receipt.tx_hash}, abort {int(abort)})", hint)
 
 
-def sync_bounty(s: Services, bounty_id: str) -> Bounty | None:
+def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bounty | None:
     """Record every chain event of a bounty not yet recorded, in chain order.
 
     Called after each transaction and before each decision, so events of a transaction whose
     recording was lost (a crash, another machine) are recorded exactly once, by whoever looks next.
+    `known` is the aggregate as the caller last loaded it (saves a reload when it is still current).
     """
     events = s.chain.bounty_events(bounty_id)
     if not events:
@@ -57,31 +58,28 @@ def sync_bounty(s: Services, bounty_id: str) -> Bounty | None:
         changed = [bounty.observe(ev) for ev in events[1:]]
         return bounty if current is None or any(changed) else None
 
-    return s.store.update(Bounty, Bounty.create_id(bounty_id), change)
-
-
-def issue_of(s: Services, bounty: Bounty) -> Issue | None:
-    return s.store.get(Issue, Issue.create_id(bounty.issue_hash))
+    return s.store.update(Bounty, Bounty.create_id(bounty_id), change, known=known)
 
 
 def mirror_labels(s: Services, bounty: Bounty) -> list[str]:
     """Put the bounty's state label on its issue (the forge reflects the chain; it never drives it)."""
-    issue = issue_of(s, bounty)
-    if issue is None or issue.number is None:
-        return []
-    current = s.forge.get_issue(issue.repo, issue.number).labels
-    wanted = sorted({label for label in current if label not in STATUS_LABELS} | {Status(bounty.status).label})
-    if wanted != sorted(current):
-        s.forge.set_labels(issue.repo, issue.number, wanted)
+    labels: list[str] = []
 
-    def change(i: Issue | None) -> Issue | None:
-        if i is None or i.mirrored_labels == wanted:
+    def change(issue: Issue | None) -> Issue | None:
+        if issue is None or issue.number is None:
             return None
-        i.mirror_labels(labels=wanted)
-        return i
+        current = s.forge.get_issue(issue.repo, issue.number).labels
+        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {Status(bounty.status).label})
+        if wanted != sorted(current):
+            s.forge.set_labels(issue.repo, issue.number, wanted)  # idempotent, safe to redo on a retry
+        labels[:] = wanted
+        if issue.mirrored_labels == wanted:
+            return None
+        issue.mirror_labels(labels=wanted)
+        return issue
 
-    s.store.update(Issue, issue.id, change)
-    return wanted
+    s.store.update(Issue, Issue.create_id(bounty.issue_hash), change)
+    return labels
 
 
 def register(s: Services, kind: str, key: str, target: str) -> None:

@@ -102,7 +102,7 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
             current.open(number=found.number, url=found.url, task_id=task_id)
             return current
 
-        issue = s.store.update(Issue, issue.id, change) or issue
+        issue = s.store.update(Issue, issue.id, change, known=issue) or issue
     assert issue.task_id is not None
     register(s, "task", issue.task_id, issue.issue_hash)
     return issue
@@ -129,7 +129,7 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         current.link_bounty(bounty_id=bounty_id)
         return current
 
-    return s.store.update(Issue, issue.id, change) or issue
+    return s.store.update(Issue, issue.id, change, known=issue) or issue
 
 
 def _write_back(s: Services, issue: Issue) -> Issue:
@@ -148,7 +148,7 @@ def _write_back(s: Services, issue: Issue) -> Issue:
         i.write_metadata(body_digest=sha256_hex(body))
         return i
 
-    issue = s.store.update(Issue, issue.id, change) or issue
+    issue = s.store.update(Issue, issue.id, change, known=issue) or issue
     s.store.update(Spec, Spec.create_id(issue.feature_id), lambda spec: _mark_published(spec, issue.issue_hash))
     return issue
 

@@ -27,7 +27,7 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
             raise Code3Error(Code.PRECONDITION, f"{pr_url} is not merged on the forge",
                              "report a merge only after the PR merged")
         raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url), f"bounty {bounty_id}")
-        bounty = _bounty(s, bounty_id)
+        bounty = _bounty(s, bounty_id, bounty)
         mirror_labels(s, bounty)
 
     def change(current: Bounty | None) -> Bounty | None:
@@ -37,7 +37,7 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
         current.report_merge(delivery_id=delivery_id, pr_url=pr_url)
         return current
 
-    bounty = s.store.update(Bounty, bounty.id, change) or bounty
+    bounty = s.store.update(Bounty, bounty.id, change, known=bounty) or bounty
     return _answer(bounty, duplicate=False, pr_url=pr_url)
 
 
@@ -72,7 +72,7 @@ def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
             raise Code3Error(Code.COOLING, f"bounty {bounty_id} is cooling down for {remaining} more seconds",
                              f"claim again after cooling_until={bounty.cooling_until}")
     receipt = raise_for(s.chain.claim_payout(s.signer, bounty_id), context)
-    bounty = sync_bounty(s, bounty_id) or bounty
+    bounty = sync_bounty(s, bounty_id, bounty) or bounty
     mirror_labels(s, bounty)
     return {"success": True, "bounty_id": bounty_id, "tx_hash": receipt.tx_hash,
             "amount": str(bounty.amount), "asset": bounty.asset}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from adapters.git import commit_all, git
+from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from domain.bounty import Bounty
 from domain.contract import Status
@@ -35,8 +35,8 @@ def _issue_for_task(s: Services, task_id: str) -> Issue:
     return issue
 
 
-def _bounty(s: Services, bounty_id: str) -> Bounty:
-    bounty = sync_bounty(s, str(bounty_id))
+def _bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bounty:
+    bounty = sync_bounty(s, str(bounty_id), known)
     if bounty is None:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain",
                          "check the bounty_id (accept_task returns it)")
@@ -50,7 +50,7 @@ def accept_task(s: Services, task_id: str) -> dict[str, Any]:
     if s.signer.address not in bounty.workers:
         raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
-        bounty = _bounty(s, issue.bounty_id)
+        bounty = _bounty(s, issue.bounty_id, bounty)
     labels = mirror_labels(s, bounty)
     return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
 
@@ -132,7 +132,7 @@ def open_pr(s: Services, repo: str, branch: str, title: str, body: str) -> dict[
         raise Code3Error(Code.VALIDATION, "title is empty", "give the PR a title")
     fork = f"{s.forge.actor}/{repo.split('/', 1)[1]}"
     workdir = s.workspace / fork.replace("/", "__")
-    if (workdir / ".git").exists() and git("rev-parse", "--abbrev-ref", "HEAD", cwd=workdir) == branch:
+    if (workdir / ".git").exists() and current_branch(workdir) == branch:
         commit_all(workdir, title)
         s.forge.push(workdir, branch)
     pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", "main", title, body)
@@ -170,5 +170,5 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str, commit_sha: str | None =
                          "submit your own PR")
     receipt = raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
     register(s, "pr", pr_url, bounty_id)
-    mirror_labels(s, _bounty(s, bounty_id))
+    mirror_labels(s, _bounty(s, bounty_id, bounty))
     return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": receipt.tx_hash}
