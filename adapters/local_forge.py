@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from adapters.git import commit_all, git, read_ref
-from adapters.ports import IssueRef, PullRequest
+from adapters.ports import Comment, IssueRef, PullRequest
 from adapters.sqlite_db import SqliteDb
 from domain.errors import Code, Code3Error
 
@@ -172,11 +172,17 @@ class LocalForge:
                              (repo, number, body, self.actor))
             return int(cur.lastrowid or 0)
 
-    def comments(self, repo: str, number: int) -> list[dict[str, object]]:
+    def list_comments(self, repo: str, number: int) -> list[Comment]:
         with self.db.statement() as db:
             rows = db.execute("SELECT id, body, author FROM comments WHERE repo = ? AND number = ? ORDER BY id",
                               (repo, number)).fetchall()
-        return [{"id": r[0], "body": r[1], "author": r[2]} for r in rows]
+        return [Comment(id=r[0], body=r[1], author=r[2]) for r in rows]
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        with self.db.statement() as db:
+            cur = db.execute("UPDATE comments SET body = ? WHERE repo = ? AND id = ?", (body, repo, comment_id))
+        if cur.rowcount == 0:
+            raise Code3Error(Code.NOT_FOUND, f"no comment {comment_id} in {repo}", "list the issue's comments")
 
     # --- pull requests ----------------------------------------------------------------------
 

@@ -245,10 +245,16 @@ class LocalLedger:
         return [BountyState.from_dict(json.loads(r[0])) for r in rows]
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
+        return self._events("e.bounty_id = ?", (str(bounty_id),))
+
+    def events_since(self, version: int, limit: int = 1000) -> list[ChainEvent]:
+        return self._events("e.version > ?", (version,), limit)
+
+    def _events(self, where: str, params: tuple[Any, ...], limit: int = -1) -> list[ChainEvent]:
         with self.db.statement() as db:
             rows = db.execute(
                 "SELECT e.type, e.data, t.hash, e.version, e.idx FROM events e JOIN transactions t "
-                "ON t.version = e.version WHERE e.bounty_id = ? ORDER BY e.version, e.idx", (str(bounty_id),),
+                f"ON t.version = e.version WHERE {where} ORDER BY e.version, e.idx LIMIT ?", (*params, limit),
             ).fetchall()
         return [ChainEvent(type=r[0], data=json.loads(r[1]), tx_hash=r[2], version=r[3], index=r[4]) for r in rows]
 
