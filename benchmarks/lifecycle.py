@@ -79,7 +79,7 @@ def _code3(project: Path) -> tuple[float, int]:
         timed_call(settle.mark_merged, s["alice"], prs[0], delivery_id=f"bench-{i}")
         timed_call(settle.claim_payout, s["bob"], bounty_id)
     for services in s.values():
-        services.store.close()
+        services.close()
     return timed, events
 
 

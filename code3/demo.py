@@ -159,3 +159,5 @@ def _lifecycle(project: Path) -> None:
     if not all(checks.values()):
         raise DemoFailed("the end state is wrong")
     print("\nThe winner is paid and the escrow is empty.")
+    for services in people.values():
+        services.close()

@@ -10,6 +10,7 @@ from adapters.offline_writer import OfflineWriter
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
 from mcp_tools.context import Services
+from projections.views import open_views
 
 
 def ledger(settings: Settings) -> LocalLedger:
@@ -36,5 +37,6 @@ def build_services(settings: Settings) -> Services:
         writer=OfflineWriter(),
         project=settings.project,
         workspace=settings.workspace_dir,
+        views=open_views(settings.project, settings.database_url),
         asset=settings.asset,
     )

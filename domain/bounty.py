@@ -119,6 +119,26 @@ class Bounty(Aggregate):
         self.status = Status.CANCELLED
         self.seen.append(_key(coords))
 
+    def comparable(self) -> dict[str, Any]:
+        """The part of the state the chain also holds, in the chain's terms."""
+        return {"status": int(self.status), "workers": sorted(self.workers), "winner": self.winner,
+                "cooling_until": self.cooling_until}
+
+    def reconcile(self, chain: dict[str, Any]) -> bool:
+        """Adopt the chain's state when the mirror disagrees; the disagreement itself is recorded."""
+        mirror = self.comparable()
+        if mirror == chain:
+            return False
+        self._reconciled(mirror=mirror, chain=chain)
+        return True
+
+    @event("Reconciled")
+    def _reconciled(self, mirror: dict[str, Any], chain: dict[str, Any]) -> None:
+        self.status = Status(chain["status"])
+        self.workers = list(chain["workers"])
+        self.winner = chain["winner"]
+        self.cooling_until = chain["cooling_until"]
+
     @event("MergeReported")
     def report_merge(self, delivery_id: str, pr_url: str) -> None:
         """A merge webhook delivery was handled: a redelivery of the same id has no second effect."""

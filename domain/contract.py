@@ -101,6 +101,11 @@ class BountyState:
     merged_at: int | None = None
     cooling_until: int | None = None
 
+    def comparable(self) -> dict[str, Any]:
+        """What a mirror of this bounty must agree with (see `Bounty.comparable`)."""
+        return {"status": int(self.status), "workers": sorted(self.workers), "winner": self.winner,
+                "cooling_until": self.cooling_until}
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = int(self.status)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from adapters.ports import Receipt
+from uuid import UUID
+
+from adapters.event_store import EventStore
+from adapters.ports import Forge, Receipt
 from domain.bounty import Bounty
 from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, Status
 from domain.errors import Code, Code3Error
@@ -63,22 +66,27 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bou
 
 def mirror_labels(s: Services, bounty: Bounty) -> list[str]:
     """Put the bounty's state label on its issue (the forge reflects the chain; it never drives it)."""
+    return reflect_labels(s.store, s.forge, Issue.create_id(bounty.issue_hash), Status(bounty.status))
+
+
+def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status) -> list[str]:
+    """Set the issue's state label for `status`, keeping other labels; idempotent, so safe to repeat."""
     labels: list[str] = []
 
     def change(issue: Issue | None) -> Issue | None:
         if issue is None or issue.number is None:
             return None
-        current = s.forge.get_issue(issue.repo, issue.number).labels
-        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {Status(bounty.status).label})
+        current = forge.get_issue(issue.repo, issue.number).labels
+        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status.label})
         if wanted != sorted(current):
-            s.forge.set_labels(issue.repo, issue.number, wanted)  # idempotent, safe to redo on a retry
+            forge.set_labels(issue.repo, issue.number, wanted)
         labels[:] = wanted
         if issue.mirrored_labels == wanted:
             return None
         issue.mirror_labels(labels=wanted)
         return issue
 
-    s.store.update(Issue, Issue.create_id(bounty.issue_hash), change)
+    store.update(Issue, issue_id, change)
     return labels
 
 

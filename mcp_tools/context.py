@@ -7,6 +7,7 @@ from pathlib import Path
 
 from adapters.event_store import EventStore
 from adapters.ports import Chain, Forge, Signer, SpecWriter
+from projections.views import ViewDB
 
 
 @dataclass
@@ -18,7 +19,16 @@ class Services:
     writer: SpecWriter
     project: Path
     workspace: Path
+    views: ViewDB
     asset: str = "USDT"
+
+    def close(self) -> None:
+        self.store.close()
+        self.views.close()
+        for port in (self.forge, self.chain):
+            close = getattr(port, "close", None)
+            if close is not None:
+                close()
 
     @property
     def specs_dir(self) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from adapters.git import commit_all, current_branch, git
@@ -16,6 +17,9 @@ from domain.spec import branch_name
 from mcp_tools.chain_record import lookup, mirror_labels, raise_for, register, sync_bounty
 from mcp_tools.context import Services
 from mcp_tools.specs import check_feature_id
+from projections import board
+from projections.board import BountyBoard
+from projections.runner import Runner
 
 TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
 SHA = re.compile(r"^[0-9a-f]{7,64}$")
@@ -62,22 +66,19 @@ def accept_best_task(s: Services, min_amount: str = "0", strategy: str = "max_am
     if strategy not in ("max_amount", "max_amount_per_effort"):
         raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
                          "use max_amount or max_amount_per_effort")
-    candidates: list[tuple[float, int, Issue]] = []
-    for state in s.chain.list_bounties():
-        if (state.status not in (Status.OPEN, Status.STARTED) or state.amount < int(min_amount)
-                or s.signer.address in state.workers or state.sponsor == s.signer.address):
+    Runner(s.store, s.views).catch_up(BountyBoard())  # read our own writes
+    candidates: list[tuple[float, int, str]] = []
+    for row in board.open_bounties(s.views):
+        if (row["amount"] < int(min_amount) or row["task_id"] is None or s.signer.address in row["workers"]
+                or row["sponsor"] == s.signer.address):
             continue
-        issue = s.store.get(Issue, Issue.create_id(state.issue_hash))
-        if issue is None or issue.task_id is None:
-            continue  # not mirrored here yet: nothing to tell the worker about it
-        score = state.amount / max(issue.effort, 1) if strategy == "max_amount_per_effort" else state.amount
-        candidates.append((score, -int(state.bounty_id), issue))
+        score = row["amount"] / max(row["effort"], 1) if strategy == "max_amount_per_effort" else row["amount"]
+        candidates.append((score, -int(row["bounty_id"]), row["task_id"]))
     if not candidates:
         return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
                 "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
-    best = max(candidates, key=lambda c: (c[0], c[1]))[2]
-    assert best.task_id is not None
-    return {**accept_task(s, best.task_id), "selected_task_id": best.task_id, "strategy": strategy}
+    best = max(candidates)[2]
+    return {**accept_task(s, best), "selected_task_id": best, "strategy": strategy}
 
 
 def fork_and_prepare(s: Services, repo: str, issue_json: dict[str, Any]) -> dict[str, Any]:
@@ -96,8 +97,7 @@ def fork_and_prepare(s: Services, repo: str, issue_json: dict[str, Any]) -> dict
     remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)
     git("checkout", "-q", "-B", branch, f"origin/{branch}" if remote_branches else "HEAD", cwd=workdir)
 
-    local = Services(store=s.store, forge=s.forge, chain=s.chain, signer=s.signer, writer=s.writer,
-                     project=workdir, workspace=s.workspace, asset=s.asset)
+    local = replace(s, project=workdir)
     spec_dir = local.specs_dir / feature_id
     generated = []
     if not (spec_dir / "spec.md").exists():

@@ -113,4 +113,4 @@ def world(tmp_path: Path, database_url: str | None) -> Iterator[World]:
     w.forge.create_repo(REPO)
     yield w
     for services in w.people.values():
-        services.store.close()
+        services.close()

@@ -1,0 +1,116 @@
+"""The bounty board: open and recent bounties with amount, asset, repo, state and workers.
+
+It is what `accept_best_task` selects from, and what `code3 audit verify` rebuilds from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from domain.bounty import Bounty
+from domain.contract import Status
+from domain.issue import Issue
+from projections.views import Cursor, ViewDB
+
+COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
+           "sponsor")
+
+
+class BountyBoard:
+    name = "bounty_board"
+    has_effects = False
+
+    def effect(self, event: Any) -> None:
+        return None
+
+    def apply(self, event: Any, cur: Cursor) -> None:
+        if isinstance(event, Issue.PublishRequested):
+            _issue_info(cur, event.issue_hash, effort=event.effort)
+        elif isinstance(event, Issue.Opened):
+            key = _issue_hash_of(cur, event.originator_id)
+            if key:
+                _issue_info(cur, key, task_id=event.task_id)
+                cur.execute("UPDATE bounty_board SET task_id = ? WHERE issue_hash = ?", (event.task_id, key))
+        elif isinstance(event, Bounty.Created):
+            cur.execute("SELECT task_id, effort FROM board_issues WHERE issue_hash = ?", (event.issue_hash,))
+            info = cur.fetchone() or (None, 1)
+            cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?) "
+                        "ON CONFLICT (bounty_id) DO NOTHING",
+                        (event.bounty_id, event.repo, event.issue_hash, info[0], event.amount, event.asset,
+                         Status.OPEN.name, info[1], event.sponsor))
+            _bounty_ids(cur, event.originator_id, event.bounty_id)
+        elif isinstance(event, Bounty.Event):
+            self._bounty_event(event, cur)
+
+    def _bounty_event(self, event: Any, cur: Cursor) -> None:
+        cur.execute("SELECT bounty_id FROM board_bounty_ids WHERE originator_id = ?", (str(event.originator_id),))
+        row = cur.fetchone()
+        if row is None:
+            return
+        bounty_id = row[0]
+        cur.execute("SELECT state, workers FROM bounty_board WHERE bounty_id = ?", (bounty_id,))
+        state, workers_json = cur.fetchone()
+        workers = json.loads(workers_json)
+        updates: dict[str, Any] = {}
+        if isinstance(event, Bounty.Accepted):
+            workers.append(event.worker)
+            updates["workers"] = json.dumps(workers)
+            if state == Status.OPEN.name:
+                updates["state"] = Status.STARTED.name
+        elif isinstance(event, Bounty.PRSubmitted):
+            updates["state"] = Status.PR_SUBMITTED.name
+        elif isinstance(event, Bounty.Merged):
+            updates.update(state=Status.MERGED.name, winner=event.winner)
+        elif isinstance(event, Bounty.CoolingStarted):
+            updates.update(state=Status.COOLING_DOWN.name, cooling_until=event.cooling_until)
+        elif isinstance(event, Bounty.Paid):
+            updates["state"] = Status.PAID.name
+        elif isinstance(event, Bounty.Cancelled):
+            updates["state"] = Status.CANCELLED.name
+        elif isinstance(event, Bounty.Reconciled):
+            chain = event.chain
+            updates.update(state=Status(chain["status"]).name, workers=json.dumps(chain["workers"]),
+                           winner=chain["winner"], cooling_until=chain["cooling_until"])
+        if updates:
+            assignments = ", ".join(f"{column} = ?" for column in updates)
+            cur.execute(f"UPDATE bounty_board SET {assignments} WHERE bounty_id = ?", (*updates.values(), bounty_id))
+
+
+def _issue_info(cur: Cursor, issue_hash: str, task_id: str | None = None, effort: int | None = None) -> None:
+    cur.execute("INSERT INTO board_issues (issue_hash, task_id, effort) VALUES (?, ?, ?) ON CONFLICT (issue_hash) "
+                "DO UPDATE SET task_id = COALESCE(excluded.task_id, board_issues.task_id), "
+                "effort = COALESCE(?, board_issues.effort)", (issue_hash, task_id, effort or 1, effort))
+    if effort is not None:
+        cur.execute("INSERT INTO board_originators (originator_id, issue_hash) VALUES (?, ?) "
+                    "ON CONFLICT (originator_id) DO NOTHING", (str(Issue.create_id(issue_hash)), issue_hash))
+
+
+def _issue_hash_of(cur: Cursor, originator_id: Any) -> str | None:
+    cur.execute("SELECT issue_hash FROM board_originators WHERE originator_id = ?", (str(originator_id),))
+    row = cur.fetchone()
+    return row[0] if row else None
+
+
+def _bounty_ids(cur: Cursor, originator_id: Any, bounty_id: str) -> None:
+    cur.execute("INSERT INTO board_bounty_ids (originator_id, bounty_id) VALUES (?, ?) "
+                "ON CONFLICT (originator_id) DO NOTHING", (str(originator_id), bounty_id))
+
+
+def rows(views: ViewDB, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    found = views.query(f"SELECT {COLUMNS} FROM bounty_board {where} ORDER BY bounty_id", params)
+    names = [c.strip() for c in COLUMNS.split(",")]
+    result = []
+    for row in found:
+        item = dict(zip(names, row, strict=True))
+        item["workers"] = json.loads(item["workers"])
+        result.append(item)
+    return result
+
+
+def open_bounties(views: ViewDB) -> list[dict[str, Any]]:
+    return rows(views, "WHERE state IN (?, ?)", (Status.OPEN.name, Status.STARTED.name))
+
+
+def cooling_bounties(views: ViewDB) -> list[dict[str, Any]]:
+    return rows(views, "WHERE state = ?", (Status.COOLING_DOWN.name,))

@@ -1,0 +1,72 @@
+"""Chain sync: record chain events not yet mirrored, and reconcile any disagreement (the chain wins).
+
+Events of a worker accepting from another machine or a sponsor cancelling from a wallet reach the
+log here. The cursor (the last chain version seen) is kept beside the views; recording is idempotent
+on chain coordinates, so a sync that dies mid-way and runs again records nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from domain.bounty import Bounty
+from mcp_tools.chain_record import sync_bounty
+from mcp_tools.context import Services
+from projections.views import ViewDB
+
+log = logging.getLogger("code3.chain_sync")
+CURSOR = "chain"
+
+
+def cursor(views: ViewDB) -> int:
+    rows = views.query("SELECT version FROM chain_cursor WHERE name = ?", (CURSOR,))
+    return int(rows[0][0]) if rows else 0
+
+
+def _advance(views: ViewDB, version: int) -> None:
+    with views.transaction() as cur:
+        cur.execute("INSERT INTO chain_cursor (name, version) VALUES (?, ?) ON CONFLICT (name) "
+                    "DO UPDATE SET version = excluded.version WHERE chain_cursor.version < excluded.version",
+                    (CURSOR, version))
+
+
+def sync_new_events(s: Services, views: ViewDB, limit: int = 500) -> int:
+    """Record the chain's bounty events after the cursor; returns how many chain events were read."""
+    events = s.chain.events_since(cursor(views), limit)
+    for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events):
+        bounty = sync_bounty(s, bounty_id)
+        if bounty is not None:
+            reconcile(s, bounty)
+    if events:
+        _advance(views, events[-1].version)
+    return len(events)
+
+
+def reconcile(s: Services, bounty: Bounty) -> bool:
+    """Compare the mirror with the chain's view of the bounty; on disagreement record it and adopt the chain's."""
+    state = s.chain.get_bounty(bounty.bounty_id)
+    if state is None:
+        log.warning("bounty %s is in the log but not on chain", bounty.bounty_id)
+        return False
+    chain = state.comparable()
+
+    def change(current: Bounty | None) -> Bounty | None:
+        assert current is not None
+        return current if current.reconcile(chain) else None
+
+    if bounty.comparable() == chain:
+        return False
+    log.warning("bounty %s disagreed with the chain; adopting the chain's state", bounty.bounty_id)
+    s.store.update(Bounty, bounty.id, change, known=bounty)
+    return True
+
+
+def reconcile_all(s: Services) -> list[str]:
+    """A full pass over every bounty on chain (at start, and now and then): the ids that were corrected."""
+    corrected = []
+    for state in s.chain.list_bounties():
+        bounty = sync_bounty(s, state.bounty_id)
+        if bounty is not None and reconcile(s, bounty):
+            corrected.append(state.bounty_id)
+    return corrected
+

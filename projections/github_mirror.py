@@ -1,0 +1,80 @@
+"""The forge mirror: from Bounty events, the issue's state label and one status comment per transition.
+
+It only reflects the chain's facts, never writes Bounty state. Each comment carries a hidden marker
+naming its chain event, so a repeat (a crash before tracking, a second runner) edits, never duplicates.
+Labels are set from the bounty's current state, so a mirror that lags never moves a label backwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from adapters.ports import Forge
+from domain.bounty import Bounty
+from domain.contract import Status
+from domain.issue import Issue
+from mcp_tools.chain_record import reflect_labels
+from projections.runner import NotYet
+from projections.views import Cursor
+
+log = logging.getLogger("code3.mirror")
+
+TRANSITIONS = (Bounty.Created, Bounty.Accepted, Bounty.PRSubmitted, Bounty.Merged, Bounty.CoolingStarted,
+               Bounty.Paid, Bounty.Cancelled, Bounty.Reconciled)
+
+
+def marker(bounty_id: str, event: Any) -> str:
+    coords = getattr(event, "coords", None) or {"version": f"v{event.originator_version}", "index": 0}
+    return f"<!-- code3:bounty={bounty_id}:event={coords['version']}:{coords['index']} -->"
+
+
+def status_text(bounty_id: str, event: Any, asset: str, amount: int) -> str:
+    if isinstance(event, Bounty.Created):
+        return f"Bounty **{bounty_id}** is open: {amount:,} {asset} (smallest unit) escrowed on chain."
+    if isinstance(event, Bounty.Accepted):
+        return f"`{event.worker}` accepted bounty {bounty_id}."
+    if isinstance(event, Bounty.PRSubmitted):
+        return f"`{event.worker}` submitted {event.pr_url} for bounty {bounty_id}."
+    if isinstance(event, Bounty.Merged):
+        return f"{event.pr_url} merged first: `{event.winner}` wins bounty {bounty_id}."
+    if isinstance(event, Bounty.CoolingStarted):
+        return f"Cooling period started; the winner can claim after {event.cooling_until} (unix time)."
+    if isinstance(event, Bounty.Paid):
+        return f"Bounty {bounty_id} paid to `{event.winner}` ({event.amount:,} {asset})."
+    if isinstance(event, Bounty.Cancelled):
+        return f"Bounty {bounty_id} cancelled; {amount:,} {asset} refunded to `{event.refund_to}`."
+    return f"The mirror of bounty {bounty_id} disagreed with the chain and was corrected: {event.chain}."
+
+
+class ForgeMirror:
+    name = "forge_mirror"
+    has_effects = True
+
+    def __init__(self, store: Any, forge: Forge) -> None:
+        self.store = store
+        self.forge = forge
+
+    def effect(self, event: Any) -> None:
+        if not isinstance(event, TRANSITIONS):
+            return
+        bounty = self.store.get(Bounty, event.originator_id)
+        if bounty is None:
+            raise NotYet(f"bounty {event.originator_id} not readable yet")
+        issue = self.store.get(Issue, Issue.create_id(bounty.issue_hash))
+        if issue is None:
+            log.info("bounty %s has no issue known here; nothing to mirror", bounty.bounty_id)
+            return
+        if issue.number is None:
+            raise NotYet(f"issue of bounty {bounty.bounty_id} not opened yet")
+        reflect_labels(self.store, self.forge, issue.id, Status(bounty.status))
+        tag = marker(bounty.bounty_id, event)
+        body = f"{status_text(bounty.bounty_id, event, bounty.asset, bounty.amount)}\n\n{tag}"
+        existing = next((c for c in self.forge.list_comments(issue.repo, issue.number) if tag in c.body), None)
+        if existing is None:
+            self.forge.create_comment(issue.repo, issue.number, body)
+        elif existing.body != body:
+            self.forge.edit_comment(issue.repo, existing.id, body)
+
+    def apply(self, event: Any, cur: Cursor) -> None:
+        return None
