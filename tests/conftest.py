@@ -99,7 +99,9 @@ class World:
 
     def published(self, amount: int = AMOUNT, description: str = "Users can export their to-do list as CSV"
                   ) -> dict[str, Any]:
-        spec = self.specified(description)
+        return self.published_spec(self.specified(description), amount)
+
+    def published_spec(self, spec: dict[str, Any], amount: int = AMOUNT) -> dict[str, Any]:
         return publish.publish_issue_with_metadata(self["alice"], **self.publish_args(spec, amount))
 
 

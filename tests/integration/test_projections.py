@@ -1,0 +1,114 @@
+"""Projections follow the log with tracking: board, forge mirror, chain sync and reconciliation."""
+
+from __future__ import annotations
+
+import re
+
+from domain.bounty import Bounty
+from domain.contract import Status
+from mcp_tools import settle, work
+from projections import board
+from projections.board import BountyBoard
+from projections.chain_sync import cursor, reconcile_all, sync_new_events
+from projections.github_mirror import ForgeMirror
+from projections.runner import Runner
+from projections.views import ViewDB
+from tests.conftest import REPO, World
+from tests.integration.test_lifecycle import submit_work
+
+
+def settled(w: World) -> tuple[dict, str]:
+    """A bounty taken through the whole lifecycle by bob (carol also accepted)."""
+    spec = w.specified()
+    published = w.published_spec(spec)
+    task_id = f"{REPO}#{published['issue']['number']}"
+    work.accept_task(w["bob"], task_id)
+    work.accept_task(w["carol"], task_id)
+    pr_url = submit_work(w, "bob", published, spec["feature_id"])
+    w.forge.merge_pr(pr_url)
+    settle.mark_merged(w["alice"], pr_url, delivery_id="d1")
+    w.ledger.advance(w.ledger.cooling_period)
+    settle.claim_payout(w["bob"], published["bounty"]["bounty_id"])
+    return published, pr_url
+
+
+def test_board_resumes_where_it_stopped_and_equals_a_rebuild(world: World, tmp_path) -> None:
+    w = world
+    published, _ = settled(w)
+    views = w["alice"].views
+    first = Runner(w["alice"].store, views)
+    assert first.run_once(BountyBoard(), limit=3) == 3
+    first.release(BountyBoard.name)
+    second = Runner(w.services("bob").store, views)
+    second.catch_up(BountyBoard(), limit=4)
+    assert second.position(BountyBoard.name) == w["alice"].store.recorder.max_notification_id()
+    [row] = board.rows(views)
+    assert row["state"] == Status.PAID.name and row["bounty_id"] == published["bounty"]["bounty_id"]
+    assert row["winner"] == w.address("bob") and sorted(row["workers"]) == sorted([w.address("bob"),
+                                                                                  w.address("carol")])
+    fresh = ViewDB(sqlite_path=tmp_path / "rebuild.sqlite")
+    Runner(w["alice"].store, fresh).catch_up(BountyBoard())
+    assert board.rows(fresh) == board.rows(views)
+    fresh.close()
+
+
+def test_a_lease_keeps_a_second_runner_off_a_projector(world: World) -> None:
+    w = world
+    w.published()
+    holder = Runner(w["alice"].store, w["alice"].views, owner="worker-1")
+    other = Runner(w["alice"].store, w["alice"].views, owner="worker-2")
+    assert holder.run_once(BountyBoard(), limit=1) == 1
+    assert other.run_once(BountyBoard()) == 0
+    holder.release(BountyBoard.name)
+    assert other.run_once(BountyBoard()) > 0
+
+
+def test_the_mirror_writes_one_comment_per_transition_even_when_repeated(world: World) -> None:
+    w = world
+    published, _ = settled(w)
+    number = published["issue"]["number"]
+    mirror = ForgeMirror(w["alice"].store, w["alice"].forge)
+    runner = Runner(w["alice"].store, w["alice"].views)
+    runner.catch_up(mirror)
+    comments = w.forge.list_comments(REPO, number)
+    markers = [re.search(r"<!-- code3:[^>]+-->", c.body).group(0) for c in comments]
+    bounty = w["alice"].store.get(Bounty, Bounty.create_id(published["bounty"]["bounty_id"]))
+    transitions = len(bounty.seen)  # created, 2 accepted, submitted, merged, cooling, paid
+    assert len(comments) == transitions == 7 and len(set(markers)) == transitions
+    assert w.forge.get_issue(REPO, number).labels == ["code3", "paid"]
+
+    with w["alice"].views.transaction() as cur:  # a crash after the forge writes, before tracking
+        cur.execute("UPDATE projection_tracking SET position = 0 WHERE name = ?", (mirror.name,))
+    runner.catch_up(mirror)
+    assert [c.body for c in w.forge.list_comments(REPO, number)] == [c.body for c in comments]
+
+
+def test_chain_sync_records_what_another_machine_did_once(world: World) -> None:
+    w = world
+    published = w.published()
+    bounty_id = published["bounty"]["bounty_id"]
+    w.ledger.accept_bounty(w["carol"].signer, bounty_id)  # a wallet elsewhere; no handler saw it
+    alice = w["alice"]
+    assert sync_new_events(alice, alice.views) == 2
+    assert cursor(alice.views) == w.ledger.bounty_events(bounty_id)[-1].version
+    assert sync_new_events(alice, alice.views) == 0
+    bounty = alice.store.get(Bounty, Bounty.create_id(bounty_id))
+    assert bounty.workers == [w.address("carol")] and bounty.status is Status.STARTED
+
+
+def test_a_mirror_that_disagrees_with_the_chain_is_corrected_and_the_disagreement_recorded(world: World) -> None:
+    w = world
+    published = w.published()
+    bounty_id = published["bounty"]["bounty_id"]
+    store = w["alice"].store
+    bounty = store.get(Bounty, Bounty.create_id(bounty_id))
+    bounty._accepted(worker="0xforged", coords={"tx_hash": "0xnone", "version": 10**9, "index": 0})
+    store.save(bounty)
+
+    assert reconcile_all(w["alice"]) == [bounty_id]
+
+    fixed = store.get(Bounty, Bounty.create_id(bounty_id))
+    assert fixed.workers == [] and fixed.status is Status.OPEN
+    events = [type(e).__name__ for e in store.repository.event_store.get(fixed.id)]
+    assert events[-1] == "Reconciled"
+    assert reconcile_all(w["alice"]) == []
