@@ -7,16 +7,22 @@ token does.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import shutil
 import sqlite3
 import tempfile
+import urllib.error
+import urllib.request
+import uuid
 from pathlib import Path
 
 from adapters.git import commit_all, git, read_ref
 from adapters.ports import Comment, IssueRef, PullRequest
 from adapters.sqlite_db import SqliteDb
+from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
 
 REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -27,6 +33,9 @@ CREATE TABLE IF NOT EXISTS issues (repo TEXT NOT NULL, number INTEGER NOT NULL, 
     title TEXT NOT NULL, body TEXT NOT NULL, labels TEXT NOT NULL, state TEXT NOT NULL, author TEXT NOT NULL,
     head TEXT, base TEXT, head_sha TEXT, merged INTEGER NOT NULL DEFAULT 0, merge_sha TEXT,
     PRIMARY KEY (repo, number));
+CREATE TABLE IF NOT EXISTS hooks (url TEXT PRIMARY KEY, secret TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hook_deliveries (id TEXT PRIMARY KEY, url TEXT NOT NULL, event TEXT NOT NULL,
+    payload TEXT NOT NULL, status INTEGER, error TEXT);
 CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL,
     number INTEGER NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL);
 """
@@ -250,7 +259,57 @@ class LocalForge:
                        (sha, pr.repo, pr.number))
         merged = self._pr(pr.repo, pr.number)
         assert merged is not None
+        self._deliver("pull_request", pull_request_event(merged, self.base_url, self.actor))
         return merged
+
+    # --- webhooks: the same signed deliveries GitHub sends ------------------------------------
+
+    def add_hook(self, url: str, secret: str) -> None:
+        with self.db.statement() as db:
+            db.execute("INSERT INTO hooks VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET secret = excluded.secret",
+                       (url, secret))
+
+    def deliveries(self) -> list[dict[str, object]]:
+        with self.db.statement() as db:
+            rows = db.execute("SELECT id, url, event, status, error FROM hook_deliveries ORDER BY rowid").fetchall()
+        return [dict(zip(("id", "url", "event", "status", "error"), r, strict=True)) for r in rows]
+
+    def redeliver(self, delivery_id: str) -> int | None:
+        """Send a recorded delivery again with the same id, as GitHub's "Redeliver" button does."""
+        with self.db.statement() as db:
+            row = db.execute("SELECT url, event, payload FROM hook_deliveries WHERE id = ?", (delivery_id,)).fetchone()
+            secret = db.execute("SELECT secret FROM hooks WHERE url = ?", (row[0],)).fetchone() if row else None
+        if row is None or secret is None:
+            raise Code3Error(Code.NOT_FOUND, f"no delivery {delivery_id}", "list them with `code3 forge deliveries`")
+        return self._post(delivery_id, row[0], secret[0], row[1], row[2].encode())
+
+    def _deliver(self, event: str, payload: dict[str, object]) -> None:
+        body = json.dumps(payload).encode()
+        with self.db.statement() as db:
+            hooks = db.execute("SELECT url, secret FROM hooks").fetchall()
+        for url, secret in hooks:
+            delivery_id = str(uuid.uuid4())
+            with self.db.statement() as db:
+                db.execute("INSERT INTO hook_deliveries (id, url, event, payload) VALUES (?, ?, ?, ?)",
+                           (delivery_id, url, event, body.decode()))
+            self._post(delivery_id, url, secret, event, body)
+
+    def _post(self, delivery_id: str, url: str, secret: str, event: str, body: bytes) -> int | None:
+        signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        request = urllib.request.Request(url, data=body, method="POST", headers={
+            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/code3-local",
+            "X-GitHub-Event": event, "X-GitHub-Delivery": delivery_id, "X-Hub-Signature-256": signature})
+        status, error = None, None
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            status, error = exc.code, exc.reason
+        except OSError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        with self.db.statement() as db:
+            db.execute("UPDATE hook_deliveries SET status = ?, error = ? WHERE id = ?", (status, error, delivery_id))
+        return status
 
     @staticmethod
     def _next_number(db: sqlite3.Connection, repo: str) -> int:

@@ -74,6 +74,95 @@ def cmd_forge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from code3.wiring import build_services, ensure_identity, forge, webhook_secret
+    from mcp_tools.http_app import serve
+
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
+        print(f"code3 serve: refusing to bind {args.host}: the webhook and MCP endpoints would be reachable from "
+              "other machines. Pass --allow-remote if that is what you want.", file=sys.stderr)
+        return 2
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"code3 serve: WARNING: listening on {args.host}, reachable beyond this machine", file=sys.stderr)
+    settings = _settings(args)
+    ensure_identity(settings)
+    secret = webhook_secret(settings)
+
+    def ready(port: int) -> None:
+        url = f"http://{args.host}:{port}"
+        if settings.forge == "local":  # the embedded forge delivers its merges here, signed like GitHub
+            local = forge(settings, settings.identity)
+            local.add_hook(f"{url}/webhooks/github", secret.decode())
+            local.close()
+        print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "webhook": f"{url}/webhooks/github"}), flush=True)
+
+    serve(lambda: build_services(settings), secret, args.host, args.port, ready)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from code3.wiring import ensure_identity
+    from code3.worker import run_worker
+
+    settings = _settings(args)
+    ensure_identity(settings)
+    return run_worker(settings, interval=args.interval, once=args.once)
+
+
+def cmd_webhooks(args: argparse.Namespace) -> int:
+    from code3.wiring import build_services
+    from mcp_tools.webhook import Inbox, process
+
+    s = build_services(_settings(args))
+    try:
+        inbox = Inbox(s.views)
+        if args.action == "list":
+            print(json.dumps(inbox.dead(), indent=2))
+            return 0
+        results = []
+        for letter in inbox.dead():
+            inbox.revive(letter["delivery_id"])
+            answer = process(s, inbox, letter["delivery_id"])
+            results.append({"delivery_id": letter["delivery_id"], "status": answer.status, **answer.body})
+        print(json.dumps(results, indent=2))
+        return 0 if all(r["status"] == 200 for r in results) else 1
+    finally:
+        s.close()
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from projections import audit
+
+    if args.action == "check":
+        problems = audit.check(Path(args.target))
+        for problem in problems:
+            print(problem)
+        print("export intact" if not problems else f"{len(problems)} problem(s)")
+        return 1 if problems else 0
+    from code3.wiring import build_services, ensure_identity
+
+    settings = _settings(args)
+    ensure_identity(settings)
+    s = build_services(settings)
+    try:
+        if args.action == "history":
+            for record in audit.history(s, args.target):
+                print(json.dumps(record))
+            return 0
+        if args.action == "export":
+            count = audit.export(s, Path(args.target))
+            print(json.dumps({"exported": count, "file": args.target}))
+            return 0
+        verdict = audit.verify(s)
+        print(json.dumps({"ok": verdict.ok, "aggregates": verdict.aggregates, "board_rows": verdict.board_rows,
+                          "bounties_checked": verdict.bounties_checked, "problems": verdict.problems}, indent=2))
+        return 0 if verdict.ok else 1
+    finally:
+        s.close()
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from code3.demo import run_demo
 
@@ -118,6 +207,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="owner/repo for create-repo, the PR URL for merge")
     p.set_defaults(func=cmd_forge)
 
+    p = common(sub.add_parser("serve", help="HTTP on loopback: MCP at /mcp, the GitHub webhook at /webhooks/github"))
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on stdout)")
+    p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
+    p.set_defaults(func=cmd_serve)
+
+    p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between rounds (default: 2)")
+    p.add_argument("--once", action="store_true", help="run one round and exit")
+    p.set_defaults(func=cmd_worker)
+
+    p = common(sub.add_parser("webhooks", help="the webhook dead-letter list: list it, or retry it"))
+    p.add_argument("action", choices=["list", "retry"])
+    p.set_defaults(func=cmd_webhooks)
+
+    p = common(sub.add_parser("audit", help="history of an aggregate, verify by replay, export / check the log"))
+    p.add_argument("action", choices=["history", "verify", "export", "check"])
+    p.add_argument("target", nargs="?", default=None,
+                   help="history: bounty id, task id or feature id; export/check: the JSON-lines file")
+    p.set_defaults(func=cmd_audit)
+
     p = sub.add_parser("demo", help="run a whole bounty lifecycle on a throw-away embedded project")
     p.add_argument("--keep", action="store_true", help="keep the demo project directory and print its path")
     p.set_defaults(func=cmd_demo)
@@ -133,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command in ("account",) and args.action in ("new", "fund") and not args.name:
         print(f"code3 account {args.action}: a NAME is required", file=sys.stderr)
+        return 2
+    if args.command == "audit" and args.action != "verify" and not args.target:
+        print(f"code3 audit {args.action}: a target is required (see code3 audit --help)", file=sys.stderr)
         return 2
     from domain.errors import Code3Error
 

@@ -21,6 +21,7 @@ VARIABLES = {
                             f"(default: {DEFAULT_COOLING_PERIOD})",
     "CODE3_ASSET": "default asset symbol (default: USDT)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
+    "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook (default: generated once into <project>/.code3/webhook_secret)",
 }
 
 
@@ -36,6 +37,7 @@ class Settings:
     cooling_period: int = DEFAULT_COOLING_PERIOD
     asset: str = "USDT"
     log_level: str = "WARNING"
+    webhook_secret: str | None = field(default=None, repr=False)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -65,6 +67,7 @@ class Settings:
             "cooling_period": int(e.get("CODE3_COOLING_PERIOD", DEFAULT_COOLING_PERIOD)),
             "asset": e.get("CODE3_ASSET", "USDT"),
             "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
+            "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

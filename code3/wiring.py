@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+
 from adapters.event_store import open_store
 from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
@@ -40,3 +43,22 @@ def build_services(settings: Settings) -> Services:
         views=open_views(settings.project, settings.database_url),
         asset=settings.asset,
     )
+
+
+def webhook_secret(settings: Settings) -> bytes:
+    """GITHUB_WEBHOOK_SECRET, or the project's own generated one (the embedded forge signs with it)."""
+    if settings.webhook_secret:
+        return settings.webhook_secret.encode()
+    path = settings.state_dir / "webhook_secret"
+    if not path.exists():
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    return path.read_text().strip().encode()
+
+
+def ensure_identity(settings: Settings) -> None:
+    """On the embedded default, a server started in an empty directory creates its key instead of failing."""
+    if settings.chain == "local":
+        Keystore(settings.keystore_dir).get_or_create(settings.identity)

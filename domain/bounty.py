@@ -49,6 +49,7 @@ class Bounty(Aggregate):
         self.cooling_until: int | None = None
         self.paid_tx: str | None = None
         self.deliveries: list[str] = []
+        self.claimable = False
         self.seen: list[str] = [_key(coords)]
 
     @classmethod
@@ -138,6 +139,11 @@ class Bounty(Aggregate):
         self.workers = list(chain["workers"])
         self.winner = chain["winner"]
         self.cooling_until = chain["cooling_until"]
+
+    @event("BecameClaimable")
+    def note_claimable(self, at: int) -> None:
+        """Cooling ended and no key here can claim for the winner: the winner must claim themselves."""
+        self.claimable = True
 
     @event("MergeReported")
     def report_merge(self, delivery_id: str, pr_url: str) -> None:

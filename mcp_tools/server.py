@@ -39,6 +39,13 @@ class Runtime:
         self._services: Any = None
         self._lock = threading.Lock()
 
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        """Run `fn(services)` under the same lock as the tools (the HTTP fronts use it)."""
+        with self._lock:
+            if self._services is None:
+                self._services = self._factory()
+            return fn(self._services)
+
     def call(self, handler: str, kwargs: dict[str, Any]) -> CallToolResult:
         from domain.errors import Code3Error
 
@@ -81,12 +88,12 @@ async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
     return result
 
 
-def build_server(factory: Callable[[], Any], profile: str = "all") -> MCPServer:
+def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runtime | None = None) -> MCPServer:
     from code3 import __version__
 
     server: MCPServer = MCPServer("code3", version=__version__, instructions=INSTRUCTIONS,
                                   middleware=[structured_argument_errors])
-    runtime = Runtime(factory)
+    runtime = runtime or Runtime(factory)
     for spec in tools_for(profile):
         fn = _FUNCTIONS[spec.name]
         annotations = ToolAnnotations(readOnlyHint=spec.read_only, destructiveHint=spec.destructive,

@@ -14,7 +14,7 @@ from domain.issue import Issue
 from projections.views import Cursor, ViewDB
 
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
-           "sponsor")
+           "sponsor, claimable")
 
 
 class BountyBoard:
@@ -35,7 +35,7 @@ class BountyBoard:
         elif isinstance(event, Bounty.Created):
             cur.execute("SELECT task_id, effort FROM board_issues WHERE issue_hash = ?", (event.issue_hash,))
             info = cur.fetchone() or (None, 1)
-            cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?) "
+            cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0) "
                         "ON CONFLICT (bounty_id) DO NOTHING",
                         (event.bounty_id, event.repo, event.issue_hash, info[0], event.amount, event.asset,
                          Status.OPEN.name, info[1], event.sponsor))
@@ -65,7 +65,9 @@ class BountyBoard:
         elif isinstance(event, Bounty.CoolingStarted):
             updates.update(state=Status.COOLING_DOWN.name, cooling_until=event.cooling_until)
         elif isinstance(event, Bounty.Paid):
-            updates["state"] = Status.PAID.name
+            updates.update(state=Status.PAID.name, claimable=0)
+        elif isinstance(event, Bounty.BecameClaimable):
+            updates["claimable"] = 1
         elif isinstance(event, Bounty.Cancelled):
             updates["state"] = Status.CANCELLED.name
         elif isinstance(event, Bounty.Reconciled):

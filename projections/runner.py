@@ -52,7 +52,7 @@ class Runner:
         with self.views.transaction() as cur:
             cur.execute("SELECT owner, expires_at FROM projection_leases WHERE name = ?", (name,))
             row = cur.fetchone()
-            if row is not None and row[0] != self.owner and row[1] > now:
+            if row is not None and row[0] != self.owner and row[1] > now and _alive(row[0]):
                 return False
             cur.execute("INSERT INTO projection_leases (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) "
                         "DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at",
@@ -100,6 +100,21 @@ class Runner:
         while (n := self.run_once(projector, limit)) > 0:
             total += n
         return total
+
+
+def _alive(owner: str) -> bool:
+    """A lease held by a dead process on this host is free at once (a killed worker restarts at once)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _tracked(cur: Cursor, name: str) -> int:

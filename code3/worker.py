@@ -1,0 +1,105 @@
+"""`code3 worker`: chain sync, projections, webhook retries and the payout scheduler, until SIGTERM.
+
+Every step is idempotent and resumes from durable state (tracking, cursor, inbox, the log), so the
+process can be killed at any point and restarted without losing or repeating an effect.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from typing import Any
+
+from adapters.keystore import Keystore
+from code3.settings import Settings
+from code3.wiring import build_services
+from mcp_tools.context import Services
+from mcp_tools.webhook import retry_due
+from projections.board import BountyBoard
+from projections.chain_sync import reconcile_all, sync_new_events
+from projections.github_mirror import ForgeMirror
+from projections.runner import Runner
+from scheduler.payouts import Payouts, schedule_all
+
+log = logging.getLogger("code3.worker")
+
+
+class Worker:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.s = build_services(settings)
+        self.runner = Runner(self.s.store, self.s.views)
+        self.projectors = [BountyBoard(), ForgeMirror(self.s.store, self.s.forge)]
+        self._lock = threading.Lock()
+        self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
+        self.payouts = Payouts(self.s, self.services_for)
+
+    def services_for(self, address: str | None) -> Services | None:
+        """Services acting as `address` when the keystore holds its key (auto-claim for local winners)."""
+        if address is None:
+            return None
+        if address not in self._by_address:
+            keys = Keystore(self.settings.keystore_dir)
+            name = next((n for n in keys.names() if keys.load(n).address == address), None)
+            if name is None:
+                return None
+            other = Settings(**{**vars(self.settings), "identity": name})
+            self._by_address[address] = build_services(other)
+        return self._by_address[address]
+
+    def exclusive(self, job: Any) -> Any:
+        with self._lock:
+            return job()
+
+    def tick(self) -> dict[str, int]:
+        """One round: chain → log → views and forge → inbox → due payouts."""
+        done = {"chain_events": sync_new_events(self.s, self.s.views)}
+        for projector in self.projectors:
+            done[projector.name] = self.runner.catch_up(projector)
+        done["webhook_retries"] = len(retry_due(self.s))
+        for row in self.payouts.due():
+            self.payouts.settle(row["bounty_id"])
+            done["payouts"] = done.get("payouts", 0) + 1
+        return done
+
+    def close(self) -> None:
+        for projector in self.projectors:
+            self.runner.release(projector.name)
+        for services in {id(s): s for s in self._by_address.values()}.values():
+            services.close()
+
+
+def run_worker(settings: Settings, interval: float = 2.0, once: bool = False) -> int:
+    from apscheduler.schedulers.blocking import BlockingScheduler
+
+    worker = Worker(settings)
+    try:
+        reconcile_all(worker.s)
+        worker.tick()
+        if once:
+            return 0
+        scheduler = BlockingScheduler(executors={"default": {"type": "threadpool", "max_workers": 1}},
+                                      job_defaults={"coalesce": True, "max_instances": 1})
+
+        def tick() -> None:
+            try:
+                worker.exclusive(worker.tick)
+                schedule_all(scheduler, worker.payouts, worker.exclusive)
+            except Exception:
+                log.exception("worker tick failed; retrying next tick")
+
+        scheduler.add_job(tick, "interval", seconds=interval, id="tick", misfire_grace_time=None)
+        schedule_all(scheduler, worker.payouts, worker.exclusive)
+
+        def stop(signum: int, _frame: Any) -> None:
+            log.info("signal %s: stopping", signum)
+            scheduler.shutdown(wait=False)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        print("code3 worker: running (SIGTERM stops it)", flush=True)
+        scheduler.start()
+        return 0
+    finally:
+        worker.close()

@@ -1,0 +1,157 @@
+"""The GitHub webhook: signature check, the merge that starts cooling, and a retrying inbox.
+
+A delivery is verified (HMAC-SHA256 of the raw body, constant-time compare) before anything is
+parsed. `pull_request` closed-and-merged calls `mark_merged` for the bounty the PR was submitted to
+(idempotent on delivery id and bounty). A delivery that fails for a transient reason is kept in the
+inbox and retried with backoff by the worker; one that keeps failing lands in the dead-letter list,
+which `code3 webhooks retry` replays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from domain.errors import Code, Code3Error
+from mcp_tools import settle
+from mcp_tools.chain_record import lookup
+from mcp_tools.context import Services
+from projections.views import ViewDB
+
+log = logging.getLogger("code3.webhook")
+MAX_ATTEMPTS = 5
+TRANSIENT = {Code.CHAIN_TX_FAILED, Code.GH_RATE_LIMIT, Code.INTERNAL}
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+def sign(secret: bytes, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: bytes, body: bytes, signature: str | None) -> bool:
+    if not signature or not signature.startswith("sha256="):
+        return False
+    return hmac.compare_digest(sign(secret, body), signature)
+
+
+def receive(s: Services, secret: bytes, headers: dict[str, str], body: bytes) -> Answer:
+    """One delivery as GitHub sends it: verify, parse, act. Nothing changes unless the signature is right."""
+    headers = {k.lower(): v for k, v in headers.items()}
+    if not verify(secret, body, headers.get("x-hub-signature-256")):
+        return Answer(401, {"error": "missing or wrong X-Hub-Signature-256"})
+    event, delivery = headers.get("x-github-event"), headers.get("x-github-delivery")
+    if not event or not delivery:
+        return Answer(400, {"error": "X-GitHub-Event and X-GitHub-Delivery are required"})
+    try:
+        payload = json.loads(body)
+        if not isinstance(payload, dict):
+            raise ValueError("the payload is not a JSON object")
+    except ValueError as exc:
+        return Answer(400, {"error": f"malformed JSON payload: {exc}"})
+    if event == "ping":
+        return Answer(200, {"ok": True, "zen": payload.get("zen")})
+    merged_pr = _merged_pr(event, payload)
+    if merged_pr is None:
+        return Answer(202, {"ignored": f"{event} {payload.get('action', '')}".strip()})
+    if lookup(s, "pr", merged_pr) is None:
+        return Answer(202, {"ignored": f"{merged_pr} was not submitted for a bounty"})
+    inbox = Inbox(s.views)
+    inbox.record(delivery, event, body.decode("utf-8"))
+    return process(s, inbox, delivery)
+
+
+def _merged_pr(event: str, payload: dict[str, Any]) -> str | None:
+    pr = payload.get("pull_request")
+    if event != "pull_request" or payload.get("action") != "closed" or not isinstance(pr, dict):
+        return None
+    if not pr.get("merged") or not isinstance(pr.get("html_url"), str):
+        return None
+    return str(pr["html_url"])
+
+
+def process(s: Services, inbox: Inbox, delivery: str) -> Answer:
+    """Run one stored delivery; record success, a retry with backoff, or a dead letter."""
+    row = inbox.get(delivery)
+    if row is None:
+        return Answer(404, {"error": f"no delivery {delivery}"})
+    pr_url = _merged_pr(row["event"], json.loads(row["payload"]))
+    assert pr_url is not None
+    try:
+        result = settle.mark_merged(s, pr_url, delivery_id=delivery)
+    except Code3Error as exc:
+        dead = exc.code not in TRANSIENT or row["attempts"] + 1 >= MAX_ATTEMPTS
+        inbox.failed(delivery, exc.as_dict(), dead)
+        log.warning("delivery %s failed (%s)%s", delivery, exc.code.value, ", dead-lettered" if dead else "")
+        return Answer(202, {"delivery": delivery, "status": "dead" if dead else "retrying", "error": exc.as_dict()})
+    except Exception:
+        log.exception("delivery %s failed unexpectedly", delivery)
+        inbox.failed(delivery, {"code": "E_INTERNAL", "message": "internal error"}, row["attempts"] + 1 >= MAX_ATTEMPTS)
+        return Answer(202, {"delivery": delivery, "status": "retrying"})
+    inbox.done(delivery)
+    return Answer(200, {"delivery": delivery, **result})
+
+
+class Inbox:
+    """Deliveries that matter (merges of bounty PRs), with their retry state, beside the views."""
+
+    def __init__(self, views: ViewDB) -> None:
+        self.views = views
+
+    def record(self, delivery: str, event: str, payload: str) -> None:
+        now = time.time()
+        with self.views.transaction() as cur:
+            cur.execute("INSERT INTO webhook_deliveries (delivery_id, event, payload, status, attempts, last_error, "
+                        "next_attempt_at, received_at) VALUES (?, ?, ?, 'pending', 0, NULL, ?, ?) "
+                        "ON CONFLICT (delivery_id) DO NOTHING", (delivery, event, payload, now, now))
+
+    def get(self, delivery: str) -> dict[str, Any] | None:
+        rows = self.views.query("SELECT delivery_id, event, payload, status, attempts, last_error FROM "
+                                "webhook_deliveries WHERE delivery_id = ?", (delivery,))
+        if not rows:
+            return None
+        return dict(zip(("delivery_id", "event", "payload", "status", "attempts", "last_error"), rows[0], strict=True))
+
+    def done(self, delivery: str) -> None:
+        with self.views.transaction() as cur:
+            cur.execute("UPDATE webhook_deliveries SET status = 'done', last_error = NULL WHERE delivery_id = ?",
+                        (delivery,))
+
+    def failed(self, delivery: str, error: dict[str, Any], dead: bool) -> None:
+        with self.views.transaction() as cur:
+            cur.execute("SELECT attempts FROM webhook_deliveries WHERE delivery_id = ?", (delivery,))
+            attempts = cur.fetchone()[0] + 1
+            backoff = min(2 ** attempts, 300)
+            cur.execute("UPDATE webhook_deliveries SET status = ?, attempts = ?, last_error = ?, next_attempt_at = ? "
+                        "WHERE delivery_id = ?",
+                        ("dead" if dead else "retrying", attempts, json.dumps(error), time.time() + backoff, delivery))
+
+    def due(self) -> list[str]:
+        rows = self.views.query("SELECT delivery_id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') "
+                                "AND next_attempt_at <= ? ORDER BY received_at", (time.time(),))
+        return [r[0] for r in rows]
+
+    def dead(self) -> list[dict[str, Any]]:
+        rows = self.views.query("SELECT delivery_id, attempts, last_error FROM webhook_deliveries "
+                                "WHERE status = 'dead' ORDER BY received_at")
+        return [{"delivery_id": r[0], "attempts": r[1], "last_error": json.loads(r[2] or "null")} for r in rows]
+
+    def revive(self, delivery: str) -> None:
+        """Give a dead letter a fresh budget (what `code3 webhooks retry` does before replaying it)."""
+        with self.views.transaction() as cur:
+            cur.execute("UPDATE webhook_deliveries SET status = 'retrying', attempts = 0, next_attempt_at = 0 "
+                        "WHERE delivery_id = ? AND status = 'dead'", (delivery,))
+
+
+def retry_due(s: Services) -> list[Answer]:
+    inbox = Inbox(s.views)
+    return [process(s, inbox, delivery) for delivery in inbox.due()]

@@ -1,0 +1,78 @@
+"""Cooling-period payouts: at `cooling_until`, claim for the winner when this installation holds the
+winner's key (auto-claim), otherwise record that the bounty is claimable.
+
+The schedule is not trusted to survive: it is rebuilt from the bounty board (itself rebuilt from the
+event log) at every start and re-checked on every tick, so a restart or a missed run loses nothing.
+Claiming is idempotent on chain state, so a job that runs twice never pays twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from domain.bounty import Bounty
+from domain.errors import Code, Code3Error
+from mcp_tools import settle
+from mcp_tools.context import Services
+from projections import board
+
+log = logging.getLogger("code3.scheduler")
+
+
+class Payouts:
+    def __init__(self, s: Services, services_for: Callable[[str], Services | None]) -> None:
+        """`services_for(address)` gives services acting as that address, or None when no key here has it."""
+        self.s = s
+        self.services_for = services_for
+
+    def due(self) -> list[dict[str, Any]]:
+        now = self.s.chain.now()
+        return [row for row in board.cooling_bounties(self.s.views)
+                if row["cooling_until"] is not None and row["cooling_until"] <= now]
+
+    def pending(self) -> list[tuple[str, float]]:
+        """(bounty_id, seconds from now) of every bounty still cooling: what to schedule."""
+        now = self.s.chain.now()
+        return [(row["bounty_id"], max(0, row["cooling_until"] - now)) for row in board.cooling_bounties(self.s.views)
+                if row["cooling_until"] is not None]
+
+    def settle(self, bounty_id: str) -> str:
+        """Claim for the winner or record that only the winner can; returns what was done."""
+        rows = board.rows(self.s.views, "WHERE bounty_id = ?", (bounty_id,))
+        if not rows or rows[0]["state"] != "COOLING_DOWN":
+            return "nothing to do"
+        row = rows[0]
+        if row["cooling_until"] > self.s.chain.now():
+            return "still cooling"
+        winner = self.services_for(row["winner"])
+        if winner is not None:
+            try:
+                paid = settle.claim_payout(winner, bounty_id)
+            except Code3Error as exc:
+                if exc.code in (Code.COOLING, Code.CHAIN_TX_FAILED):
+                    log.info("claim of bounty %s deferred: %s", bounty_id, exc.code.value)
+                    return "deferred"
+                raise
+            log.info("bounty %s paid to its winner (tx %s)", bounty_id, paid["tx_hash"])
+            return "paid"
+        if not row["claimable"]:
+            def change(current: Bounty | None) -> Bounty | None:
+                if current is None or current.claimable:
+                    return None
+                current.note_claimable(at=self.s.chain.now())
+                return current
+
+            self.s.store.update(Bounty, Bounty.create_id(bounty_id), change)
+            log.info("bounty %s is claimable by its winner %s", bounty_id, row["winner"])
+        return "claimable"
+
+
+def schedule_all(scheduler: Any, payouts: Payouts, run: Callable[[Callable[[], Any]], Any]) -> None:
+    """(Re)add one date job per cooling bounty; `run` wraps a job so jobs never overlap the tick."""
+    for bounty_id, delay in payouts.pending():
+        scheduler.add_job(run, "date", args=[lambda b=bounty_id: payouts.settle(b)], id=f"payout-{bounty_id}",
+                          run_date=datetime.now() + timedelta(seconds=delay), replace_existing=True,
+                          misfire_grace_time=None, coalesce=True)
