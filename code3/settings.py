@@ -21,7 +21,8 @@ VARIABLES = {
                             f"(default: {DEFAULT_COOLING_PERIOD})",
     "CODE3_ASSET": "default asset symbol (default: USDT)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
-    "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook (default: generated once into <project>/.code3/webhook_secret)",
+    "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
+                             "(default: generated once into <project>/.code3/webhook_secret)",
 }
 
 

@@ -6,6 +6,7 @@ a tool call never interleave inside a handler.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -56,4 +57,11 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
         on_ready(bound)
 
     server.startup = startup  # type: ignore[method-assign]
+    # uvicorn re-raises the signal after its graceful shutdown; exit 0 then, as a clean stop should.
+    signal.signal(signal.SIGTERM, _exit_cleanly)
+    signal.signal(signal.SIGINT, _exit_cleanly)
     server.run()
+
+
+def _exit_cleanly(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
