@@ -9,6 +9,7 @@ broke), 2 a server could not be measured at all.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import platform
 import sys
@@ -30,20 +31,17 @@ COLD_RUNS = 7
 ADD_CALLS = 300
 
 # ---------------------------------------------------------------------------------------------------
-# EXTRA_BENCHES hook: callables run after the MCP comparison, each returning table rows
+# EXTRA_BENCHES: callables run after the MCP comparison, each returning table rows
 # (benchmarks.report.Row). A row with passed=False fails `make bench`; an exception does too.
-# benchmarks/lifecycle.py, when present, contributes its `rows() -> list[Row]`.
 # ---------------------------------------------------------------------------------------------------
 EXTRA_BENCHES: list[Callable[[], list[Row]]] = []
 EXTRA_IMPORT_ERRORS: list[str] = []
 
-if (ROOT / "benchmarks" / "lifecycle.py").exists():
+for _module in ("lifecycle", "projections"):
     try:
-        from benchmarks import lifecycle
+        EXTRA_BENCHES.append(importlib.import_module(f"benchmarks.{_module}").rows)
     except Exception:
-        EXTRA_IMPORT_ERRORS.append("benchmarks.lifecycle failed to import:\n" + traceback.format_exc())
-    else:
-        EXTRA_BENCHES.append(lifecycle.rows)
+        EXTRA_IMPORT_ERRORS.append(f"benchmarks.{_module} failed to import:\n" + traceback.format_exc())
 
 
 def baseline_cmd() -> list[str]:
