@@ -163,6 +163,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
         s.close()
 
 
+def cmd_bounty(args: argparse.Namespace) -> int:
+    from code3.wiring import build_services
+    from mcp_tools import settle
+
+    s = build_services(_settings(args))
+    try:
+        print(json.dumps(settle.cancel_bounty(s, args.bounty_id)))
+        return 0
+    finally:
+        s.close()
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from code3.demo import run_demo
 
@@ -227,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", nargs="?", default=None,
                    help="history: bounty id, task id or feature id; export/check: the JSON-lines file")
     p.set_defaults(func=cmd_audit)
+
+    p = common(sub.add_parser("bounty", help="sponsor actions outside the MCP tools"))
+    p.add_argument("action", choices=["cancel"], help="cancel: refund an unmerged bounty, or dispute a cooling one")
+    p.add_argument("bounty_id")
+    p.set_defaults(func=cmd_bounty)
 
     p = sub.add_parser("demo", help="run a whole bounty lifecycle on a throw-away embedded project")
     p.add_argument("--keep", action="store_true", help="keep the demo project directory and print its path")

@@ -20,7 +20,7 @@ from projections.board import BountyBoard
 from projections.chain_sync import reconcile_all, sync_new_events
 from projections.github_mirror import ForgeMirror
 from projections.runner import Runner
-from scheduler.payouts import Payouts, schedule_all
+from scheduler.payouts import Payouts, expire, schedule_all
 
 log = logging.getLogger("code3.worker")
 
@@ -58,6 +58,7 @@ class Worker:
         for projector in self.projectors:
             done[projector.name] = self.runner.catch_up(projector)
         done["webhook_retries"] = len(retry_due(self.s))
+        done["expired"] = len(expire(self.s, self.services_for))
         for row in self.payouts.due():
             self.payouts.settle(row["bounty_id"])
             done["payouts"] = done.get("payouts", 0) + 1

@@ -30,6 +30,7 @@ class Issue(Aggregate):
         labels: list[str],
         assignees: list[str],
         effort: int,
+        deadline: int | None = None,
     ) -> None:
         self.issue_hash = issue_hash
         self.repo = repo
@@ -42,6 +43,7 @@ class Issue(Aggregate):
         self.labels = labels
         self.assignees = assignees
         self.effort = effort
+        self.deadline = deadline
         self.number: int | None = None
         self.url: str | None = None
         self.task_id: str | None = None

@@ -21,6 +21,7 @@ class BountyMeta(BaseModel):
     bounty_id: str | None = None
     merged_at: int | None = None
     cooling_until: int | None = None
+    deadline: int | None = None
 
 
 class IssueMetadata(BaseModel):

@@ -30,6 +30,7 @@ ASSET = re.compile(r"^[A-Z][A-Z0-9]{1,15}$")
 def publish_issue_with_metadata(
     s: Services, repo: str, feature_id: str, spec_path: str, amount: str, asset: str = "USDT",
     network: str | None = None, labels: list[str] | None = None, assignees: list[str] | None = None,
+    deadline_seconds: int | None = None,
 ) -> dict[str, Any]:
     check_repo(repo)
     check_feature_id(feature_id)
@@ -42,6 +43,9 @@ def publish_issue_with_metadata(
     if network != s.chain.network:
         raise Code3Error(Code.VALIDATION, f"this server's chain is {s.chain.network!r}, not {network!r}",
                          f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
+    if deadline_seconds is not None and deadline_seconds <= 0:
+        raise Code3Error(Code.VALIDATION, f"deadline_seconds must be positive, not {deadline_seconds}",
+                         "pass how many seconds the bounty stays open before it expires, or omit it")
     spec_file = inside(s.project, spec_path)
     if not spec_file.is_file():
         raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first")
@@ -56,7 +60,7 @@ def publish_issue_with_metadata(
     issue = s.store.update(Issue, Issue.create_id(key), lambda current: None if current else Issue(
         issue_hash=key, repo=repo, feature_id=feature_id, spec_path=spec_path, spec_digest=sha256_hex(spec_text),
         amount=amount, asset=asset, network=network, labels=wanted_labels, assignees=list(assignees or []),
-        effort=effort))
+        effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None))
     assert issue is not None
     issue = _open_issue(s, issue, spec_text)
     issue = _create_bounty(s, issue)
@@ -81,7 +85,7 @@ def _metadata(issue: Issue) -> IssueMetadata:
     return IssueMetadata(
         repo=issue.repo, issue_number=issue.number, issue_hash=issue.issue_hash, feature_id=issue.feature_id,
         task_id=issue.task_id, bounty=BountyMeta(network=issue.network, asset=issue.asset, amount=issue.amount,
-                                                 bounty_id=issue.bounty_id),
+                                                 bounty_id=issue.bounty_id, deadline=issue.deadline),
         spec_refs=[issue.spec_path], labels=issue.labels, effort=issue.effort,
     )
 

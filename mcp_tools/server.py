@@ -157,6 +157,9 @@ def publish_issue_with_metadata(
     network: Annotated[str | None, Field(description="chain network; this server's when omitted")] = None,
     labels: Annotated[list[str] | None, Field(description="issue labels")] = None,
     assignees: Annotated[list[str] | None, Field(description="issue assignees")] = None,
+    deadline_seconds: Annotated[int | None, Field(description="optional: the bounty expires (and is refunded) "
+                                                              "if not merged this many seconds after publishing")]
+    = None,
 ) -> CallToolResult:
     """Publish the spec as an issue with code3/v1 metadata and create its on-chain bounty (idempotent on issue_hash)."""
     ...

@@ -52,6 +52,21 @@ def _answer(bounty: Bounty, duplicate: bool, pr_url: str | None = None) -> dict[
     return answer
 
 
+def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
+    """The sponsor takes back an unmerged bounty (or disputes one that is cooling): the escrow is refunded."""
+    bounty = _bounty(s, bounty_id)
+    if bounty.status is Status.CANCELLED:
+        return {"success": True, "bounty_id": bounty_id, "state": Status.CANCELLED.name}
+    if bounty.sponsor != s.signer.address:
+        raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
+                         "cancel with the sponsor's identity (CODE3_IDENTITY)")
+    receipt = raise_for(s.chain.cancel_bounty(s.signer, bounty_id), f"bounty {bounty_id}")
+    bounty = sync_bounty(s, bounty_id, bounty) or bounty
+    mirror_labels(s, bounty)
+    return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name, "tx_hash": receipt.tx_hash,
+            "refunded": str(bounty.amount), "asset": bounty.asset}
+
+
 def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
     bounty = _bounty(s, bounty_id)
     if bounty.status is Status.PAID:

@@ -14,7 +14,7 @@ from domain.issue import Issue
 from projections.views import Cursor, ViewDB
 
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
-           "sponsor, claimable")
+           "sponsor, claimable, deadline")
 
 
 class BountyBoard:
@@ -26,19 +26,20 @@ class BountyBoard:
 
     def apply(self, event: Any, cur: Cursor) -> None:
         if isinstance(event, Issue.PublishRequested):
-            _issue_info(cur, event.issue_hash, effort=event.effort)
+            _issue_info(cur, event.issue_hash, effort=event.effort, deadline=event.deadline)
         elif isinstance(event, Issue.Opened):
             key = _issue_hash_of(cur, event.originator_id)
             if key:
                 _issue_info(cur, key, task_id=event.task_id)
                 cur.execute("UPDATE bounty_board SET task_id = ? WHERE issue_hash = ?", (event.task_id, key))
         elif isinstance(event, Bounty.Created):
-            cur.execute("SELECT task_id, effort FROM board_issues WHERE issue_hash = ?", (event.issue_hash,))
-            info = cur.fetchone() or (None, 1)
-            cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0) "
-                        "ON CONFLICT (bounty_id) DO NOTHING",
+            cur.execute("SELECT task_id, effort, deadline FROM board_issues WHERE issue_hash = ?",
+                        (event.issue_hash,))
+            info = cur.fetchone() or (None, 1, None)
+            cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0, ?) ON CONFLICT (bounty_id) DO NOTHING",
                         (event.bounty_id, event.repo, event.issue_hash, info[0], event.amount, event.asset,
-                         Status.OPEN.name, info[1], event.sponsor))
+                         Status.OPEN.name, info[1], event.sponsor, info[2]))
             _bounty_ids(cur, event.originator_id, event.bounty_id)
         elif isinstance(event, Bounty.Event):
             self._bounty_event(event, cur)
@@ -79,10 +80,12 @@ class BountyBoard:
             cur.execute(f"UPDATE bounty_board SET {assignments} WHERE bounty_id = ?", (*updates.values(), bounty_id))
 
 
-def _issue_info(cur: Cursor, issue_hash: str, task_id: str | None = None, effort: int | None = None) -> None:
-    cur.execute("INSERT INTO board_issues (issue_hash, task_id, effort) VALUES (?, ?, ?) ON CONFLICT (issue_hash) "
-                "DO UPDATE SET task_id = COALESCE(excluded.task_id, board_issues.task_id), "
-                "effort = COALESCE(?, board_issues.effort)", (issue_hash, task_id, effort or 1, effort))
+def _issue_info(cur: Cursor, issue_hash: str, task_id: str | None = None, effort: int | None = None,
+                deadline: int | None = None) -> None:
+    cur.execute("INSERT INTO board_issues (issue_hash, task_id, effort, deadline) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (issue_hash) DO UPDATE SET task_id = COALESCE(excluded.task_id, board_issues.task_id), "
+                "effort = COALESCE(?, board_issues.effort), deadline = COALESCE(?, board_issues.deadline)",
+                (issue_hash, task_id, effort or 1, deadline, effort, deadline))
     if effort is not None:
         cur.execute("INSERT INTO board_originators (originator_id, issue_hash) VALUES (?, ?) "
                     "ON CONFLICT (originator_id) DO NOTHING", (str(Issue.create_id(issue_hash)), issue_hash))
@@ -112,6 +115,12 @@ def rows(views: ViewDB, where: str = "", params: tuple[Any, ...] = ()) -> list[d
 
 def open_bounties(views: ViewDB) -> list[dict[str, Any]]:
     return rows(views, "WHERE state IN (?, ?)", (Status.OPEN.name, Status.STARTED.name))
+
+
+def expired_bounties(views: ViewDB, now: int) -> list[dict[str, Any]]:
+    """Open or started bounties past their deadline: the sponsor's refund is due."""
+    return rows(views, "WHERE state IN (?, ?) AND deadline IS NOT NULL AND deadline <= ?",
+                (Status.OPEN.name, Status.STARTED.name, now))
 
 
 def cooling_bounties(views: ViewDB) -> list[dict[str, Any]]:

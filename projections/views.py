@@ -22,8 +22,9 @@ CREATE TABLE IF NOT EXISTS projection_leases (name TEXT PRIMARY KEY, owner TEXT 
 CREATE TABLE IF NOT EXISTS bounty_board (bounty_id TEXT PRIMARY KEY, repo TEXT NOT NULL, issue_hash TEXT NOT NULL,
     task_id TEXT, amount BIGINT NOT NULL, asset TEXT NOT NULL, state TEXT NOT NULL, workers TEXT NOT NULL,
     winner TEXT, cooling_until BIGINT, effort INTEGER NOT NULL DEFAULT 1, sponsor TEXT NOT NULL,
-    claimable INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TEXT, effort INTEGER NOT NULL);
+    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT);
+CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TEXT, effort INTEGER NOT NULL,
+    deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chain_cursor (name TEXT PRIMARY KEY, version BIGINT NOT NULL);

@@ -70,6 +70,19 @@ class Payouts:
         return "claimable"
 
 
+def expire(s: Services, services_for: Callable[[str], Services | None]) -> list[str]:
+    """Cancel (and refund) open bounties past their deadline, when this installation holds the sponsor's key."""
+    expired = []
+    for row in board.expired_bounties(s.views, s.chain.now()):
+        sponsor = services_for(row["sponsor"])
+        if sponsor is None:
+            continue
+        settle.cancel_bounty(sponsor, row["bounty_id"])
+        log.info("bounty %s expired at its deadline; refunded to its sponsor", row["bounty_id"])
+        expired.append(row["bounty_id"])
+    return expired
+
+
 def schedule_all(scheduler: Any, payouts: Payouts, run: Callable[[Callable[[], Any]], Any]) -> None:
     """(Re)add one date job per cooling bounty; `run` wraps a job so jobs never overlap the tick."""
     for bounty_id, delay in payouts.pending():
