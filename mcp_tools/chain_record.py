@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from uuid import UUID
 
 from adapters.event_store import EventStore
@@ -45,12 +46,14 @@ def raise_for(receipt: Receipt, context: str = "") -> Receipt:
     raise Code3Error(code, f"{message} (tx {receipt.tx_hash}, abort {int(abort)})", hint)
 
 
-def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bounty | None:
+def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
+                then: Callable[[Bounty], bool] | None = None) -> Bounty | None:
     """Record every chain event of a bounty not yet recorded, in chain order.
 
     Called after each transaction and before each decision, so events of a transaction whose
     recording was lost (a crash, another machine) are recorded exactly once, by whoever looks next.
-    `known` is the aggregate as the caller last loaded it (saves a reload when it is still current).
+    `known` is the aggregate as the caller last loaded it (saves a reload when it is still current);
+    `then` may record one more event on the synced aggregate in the same save (True when it did).
     """
     events = s.chain.bounty_events(bounty_id)
     if not events:
@@ -59,17 +62,20 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bou
     def change(current: Bounty | None) -> Bounty | None:
         bounty = current or Bounty.from_chain(events[0])
         changed = [bounty.observe(ev) for ev in events[1:]]
+        if then is not None:
+            changed.append(then(bounty))
         return bounty if current is None or any(changed) else None
 
     return s.store.update(Bounty, Bounty.create_id(bounty_id), change, known=known)
 
 
-def mirror_labels(s: Services, bounty: Bounty) -> list[str]:
+def mirror_labels(s: Services, bounty: Bounty, issue: Issue | None = None) -> list[str]:
     """Put the bounty's state label on its issue (the forge reflects the chain; it never drives it)."""
-    return reflect_labels(s.store, s.forge, Issue.create_id(bounty.issue_hash), Status(bounty.status))
+    return reflect_labels(s.store, s.forge, Issue.create_id(bounty.issue_hash), Status(bounty.status), issue)
 
 
-def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status) -> list[str]:
+def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status,
+                   known: Issue | None = None) -> list[str]:
     """Set the issue's state label for `status`, keeping other labels; idempotent, so safe to repeat."""
     labels: list[str] = []
 
@@ -86,7 +92,7 @@ def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Stat
         issue.mirror_labels(labels=wanted)
         return issue
 
-    store.update(Issue, issue_id, change)
+    store.update(Issue, issue_id, change, known=known)
     return labels
 
 

@@ -27,17 +27,15 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
             raise Code3Error(Code.PRECONDITION, f"{pr_url} is not merged on the forge",
                              "report a merge only after the PR merged")
         raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url), f"bounty {bounty_id}")
-        bounty = _bounty(s, bounty_id, bounty)
-        mirror_labels(s, bounty)
 
-    def change(current: Bounty | None) -> Bounty | None:
-        assert current is not None
+    def report(current: Bounty) -> bool:
         if current.has_delivery(delivery_id):
-            return None
+            return False
         current.report_merge(delivery_id=delivery_id, pr_url=pr_url)
-        return current
+        return True
 
-    bounty = s.store.update(Bounty, bounty.id, change, known=bounty) or bounty
+    bounty = sync_bounty(s, bounty_id, bounty, then=report) or bounty  # the merge and its delivery, one save
+    mirror_labels(s, bounty)
     return _answer(bounty, duplicate=False, pr_url=pr_url)
 
 

@@ -55,7 +55,7 @@ def accept_task(s: Services, task_id: str) -> dict[str, Any]:
         raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
         bounty = _bounty(s, issue.bounty_id, bounty)
-    labels = mirror_labels(s, bounty)
+    labels = mirror_labels(s, bounty, issue)
     return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
 
 
