@@ -93,7 +93,10 @@ class Forge(Protocol):
     It acts as one user (`actor`), as a GitHub token does.
     """
 
-    actor: str
+    @property
+    def actor(self) -> str:
+        """The login the forge acts as (the token's user on GitHub)."""
+        ...
 
     def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef: ...
     def find_issue(self, repo: str, marker: str) -> IssueRef | None: ...

@@ -130,7 +130,7 @@ def open_pr(s: Services, repo: str, branch: str, title: str, body: str) -> dict[
     check_repo(repo)
     if not title.strip():
         raise Code3Error(Code.VALIDATION, "title is empty", "give the PR a title")
-    fork = f"{s.forge.actor}/{repo.split('/', 1)[1]}"
+    fork = s.forge.fork(repo)  # an existing fork is returned as it is (its name may differ from the repo's)
     workdir = s.workspace / fork.replace("/", "__")
     if (workdir / ".git").exists() and current_branch(workdir) == branch:
         commit_all(workdir, title)

@@ -16,6 +16,8 @@ from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.ports import Signer
+from tests.fakes.aptos_node import aptos_chain
+from tests.fakes.github_server import github_forge
 
 
 def local_forge(tmp_path: Path) -> Iterator[tuple[Any, Callable[[str], None]]]:
@@ -31,7 +33,9 @@ def local_chain(tmp_path: Path) -> Iterator[tuple[Any, Callable[[str, int], None
 
 
 FORGES: dict[str, Callable[[Path], Iterator[tuple[Any, Callable[[str], None]]]]] = {"local": local_forge}
-CHAINS: dict[str, Callable[[Path], Iterator[tuple[Any, Callable[[str, int], None]]]]] = {"local": local_chain}
+CHAINS: dict[str, Callable[[Path], Iterator[tuple[Any, Callable[[str, int], None]]]]] = {"local": local_chain,
+                                                                                         "aptos": aptos_chain}
+FORGES["github"] = github_forge
 
 
 @pytest.fixture(params=sorted(FORGES))

@@ -1,0 +1,339 @@
+"""The GitHub forge: the `Forge` port on githubkit's REST API (github.com or GitHub Enterprise).
+
+Behaves as the embedded forge does (find an issue by a marker in its body, reuse an open PR for the
+same head, reuse a fork) so handlers cannot tell them apart. Every call goes through the GitHub retry
+policy; githubkit's own retry and HTTP cache are off. githubkit is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from adapters.github_errors import budget_spent_error, final_error, github_policy, maybe_committed
+from adapters.github_git import GitHubGit, GitTransient, web_base_from_api
+from adapters.local_forge import check_repo, parse_url
+from adapters.ports import Comment, IssueRef, PullRequest
+from adapters.retry import RetryBudgetSpent, RetryPolicy
+from domain.errors import Code, Code3Error
+
+T = TypeVar("T")
+log = logging.getLogger("code3.github")
+CODE3_LABEL = "code3"
+PAGE_SIZE = 100
+
+
+def _label_names(labels: list[Any]) -> list[str]:
+    return sorted({label if isinstance(label, str) else str(label.name) for label in labels})
+
+
+def _pooled_transport() -> Any:
+    """One connection pool for the forge's life.
+
+    githubkit builds (and closes) an httpx client per request outside a `with` block; each build loads
+    the CA bundle (~50 ms) and no connection is reused. Handing it this transport, whose close() is a
+    no-op, keeps TLS connections alive between calls; `GitHubForge.close()` closes the pool itself.
+    """
+    import httpx
+
+    class KeepOpen(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.HTTPTransport()
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return self.inner.handle_request(request)
+
+        def close(self) -> None:
+            pass
+
+    return KeepOpen()
+
+
+class GitHubForge:
+    """Acts as the token's user (`actor`, looked up lazily so building services makes no request)."""
+
+    def __init__(self, token: str, base_url: str = "https://api.github.com", actor: str | None = None,
+                 git_base_url: str | None = None, policy: RetryPolicy | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 timeout_s: float = 30.0) -> None:
+        if not token:
+            raise Code3Error(Code.UNAUTHORIZED, "no GitHub token configured", "set GITHUB_TOKEN")
+        self.base_url = base_url.rstrip("/")
+        self.web_url = (git_base_url or web_base_from_api(self.base_url)).rstrip("/")
+        self.policy = policy or github_policy()
+        self._token = token
+        self._actor = actor
+        self._sleep = sleep
+        self._clock = clock
+        self._timeout_s = timeout_s
+        self._client: Any = None
+        self._transport: Any = None
+        self._lock = threading.Lock()
+        self._git = GitHubGit(token, self.web_url)
+        self._fresh_forks: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"GitHubForge(base_url={self.base_url!r}, actor={self._actor!r})"
+
+    def close(self) -> None:
+        with self._lock:
+            if self._transport is not None:
+                self._transport.inner.close()
+            self._transport = self._client = None
+
+    @property
+    def gh(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from githubkit import GitHub
+
+                self._transport = _pooled_transport()
+                self._client = GitHub(self._token, base_url=self.base_url + "/", auto_retry=False,
+                                      http_cache=False, timeout=self._timeout_s, transport=self._transport)
+            return self._client
+
+    @property
+    def actor(self) -> str:
+        if self._actor is None:
+            user = self._call("look up the token's user", lambda: self.gh.rest.users.get_authenticated().parsed_data)
+            self._actor = str(user.login)
+        return self._actor
+
+    def repo_url(self, repo: str) -> str:
+        return f"{self.web_url}/{check_repo(repo)}"
+
+    # --- calls: retried when transient, mapped to Code3 errors when final ----------------------
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        try:
+            return self.policy.call(fn, sleep=self._sleep, clock=self._clock)
+        except RetryBudgetSpent as spent:
+            log.warning("%s: retry budget spent after %d attempt(s)", what, spent.attempts)
+            raise budget_spent_error(what, spent) from None
+        except Code3Error:
+            raise
+        except Exception as exc:
+            mapped = final_error(exc, what)
+            if mapped is None:
+                raise
+            raise mapped from None  # the githubkit exception holds the request, Authorization header included
+
+    def _create(self, what: str, send: Callable[[], T], existing: Callable[[], T | None]) -> T:
+        """POST once: after a failure that may have committed (5xx, lost answer), look for the result first."""
+        ambiguous = False
+
+        def attempt() -> T:
+            nonlocal ambiguous
+            if ambiguous:
+                found = existing()
+                if found is not None:
+                    log.info("%s: found what the failed attempt created; not sending it again", what)
+                    return found
+            try:
+                return send()
+            except Exception as exc:
+                ambiguous = ambiguous or maybe_committed(exc)
+                raise
+
+        return self._call(what, attempt)
+
+    def _pages(self, what: str, fetch: Callable[[int], list[Any]], retried: bool = True) -> Iterator[Any]:
+        """Every item of a listing, page by page (each page retried on its own unless the caller retries)."""
+        page = 1
+        while True:
+            items = self._call(f"{what} (page {page})", lambda p=page: fetch(p)) if retried else fetch(page)
+            yield from items
+            if len(items) < PAGE_SIZE:
+                return
+            page += 1
+
+    @staticmethod
+    def _split(repo: str) -> tuple[str, str]:
+        owner, name = check_repo(repo).split("/", 1)
+        return owner, name
+
+    # --- issues, labels, comments -----------------------------------------------------------
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef:
+        owner, name = self._split(repo)
+
+        def send() -> Any:
+            return self.gh.rest.issues.create(owner, name, title=title, body=body, labels=sorted(set(labels)),
+                                              assignees=list(assignees)).parsed_data
+
+        def existing() -> Any:
+            recent = self.gh.rest.issues.list_for_repo(owner, name, creator=self.actor, state="all", sort="created",
+                                                       direction="desc", per_page=10).parsed_data
+            return next((i for i in recent if not i.pull_request and i.title == title
+                         and (i.body or "") == body), None)
+
+        return self._issue_ref(repo, self._create(f"create an issue in {repo}", send, existing))
+
+    def find_issue(self, repo: str, marker: str) -> IssueRef | None:
+        """The oldest issue whose body holds `marker`: among code3-labelled issues, then among the actor's own.
+
+        Listing, not the search API: search is eventually consistent, and a resumed publish must see the
+        issue it created a second ago.
+        """
+        owner, name = self._split(repo)
+        passes = [("labels", CODE3_LABEL), ("creator", None)]
+        for key, value in passes:
+            value = value or self.actor
+
+            def fetch(page: int, key: str = key, value: str = value) -> list[Any]:
+                return self.gh.rest.issues.list_for_repo(owner, name, state="all", sort="created", direction="asc",
+                                                         per_page=PAGE_SIZE, page=page, **{key: value}).parsed_data
+
+            for issue in self._pages(f"list the issues of {repo}", fetch):
+                if not issue.pull_request and marker in (issue.body or ""):
+                    return self._issue_ref(repo, issue)
+        return None
+
+    def get_issue(self, repo: str, number: int) -> IssueRef:
+        owner, name = self._split(repo)
+        what = f"read issue {repo}#{number}"
+        issue = self._call(what, lambda: self.gh.rest.issues.get(owner, name, number).parsed_data)
+        if issue.pull_request:
+            raise Code3Error(Code.NOT_FOUND, f"{what}: #{number} is a pull request, not an issue",
+                             "check the issue URL")
+        return self._issue_ref(repo, issue)
+
+    def update_issue_body(self, repo: str, number: int, body: str) -> None:
+        owner, name = self._split(repo)
+        self._call(f"edit issue {repo}#{number}", lambda: self.gh.rest.issues.update(owner, name, number, body=body))
+
+    def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
+        owner, name = self._split(repo)
+        wanted = sorted(set(labels))
+        what = f"set the labels of {repo}#{number}"
+        if not wanted:  # the PUT body needs at least one label; clearing them is its own endpoint
+            self._call(what, lambda: self.gh.rest.issues.remove_all_labels(owner, name, number))
+            return []
+        result = self._call(what, lambda: self.gh.rest.issues.set_labels(owner, name, number, labels=wanted))
+        return _label_names(result.parsed_data)
+
+    def create_comment(self, repo: str, number: int, body: str) -> int:
+        owner, name = self._split(repo)
+
+        def send() -> Any:
+            return self.gh.rest.issues.create_comment(owner, name, number, body=body).parsed_data
+
+        def existing() -> Any:
+            comments = self.list_comments(repo, number, retried=False)  # inside the caller's retry
+            last = comments[-1] if comments else None
+            return last if last is not None and last.body == body and last.author == self.actor else None
+
+        return int(self._create(f"comment on {repo}#{number}", send, existing).id)
+
+    def list_comments(self, repo: str, number: int, retried: bool = True) -> list[Comment]:
+        owner, name = self._split(repo)
+
+        def fetch(page: int) -> list[Any]:
+            return self.gh.rest.issues.list_comments(owner, name, number, per_page=PAGE_SIZE, page=page).parsed_data
+
+        return [Comment(id=int(c.id), body=c.body or "", author=c.user.login if c.user else "ghost")
+                for c in self._pages(f"list the comments of {repo}#{number}", fetch, retried)]
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        owner, name = self._split(repo)
+        self._call(f"edit comment {comment_id} in {repo}",
+                   lambda: self.gh.rest.issues.update_comment(owner, name, comment_id, body=body))
+
+    def _issue_ref(self, repo: str, issue: Any) -> IssueRef:
+        return IssueRef(repo=repo, number=int(issue.number), url=str(issue.html_url), title=str(issue.title),
+                        body=issue.body or "", labels=_label_names(issue.labels), state=str(issue.state))
+
+    # --- forks, clones, pushes --------------------------------------------------------------
+
+    def fork(self, repo: str) -> str:
+        """The actor's fork (GitHub answers with the existing one when there is one); the actor's own repo as is."""
+        owner, name = self._split(repo)
+        if owner == self.actor:
+            self._call(f"read repository {repo}", lambda: self.gh.rest.repos.get(owner, name))
+            return repo
+        forked = self._call(f"fork {repo}", lambda: self.gh.rest.repos.create_fork(owner, name).parsed_data)
+        full_name = str(forked.full_name)
+        self._fresh_forks.add(full_name)
+        return full_name
+
+    def clone(self, repo: str, dest: Path) -> None:
+        fresh = check_repo(repo) in self._fresh_forks
+
+        def attempt() -> None:
+            try:
+                self._git.clone(repo, dest)
+            except Code3Error as exc:
+                if fresh and exc.code == Code.NOT_FOUND:  # GitHub creates forks asynchronously
+                    raise GitTransient(exc.message) from None
+                raise
+
+        self._call(f"clone {repo}", attempt)
+
+    def push(self, workdir: Path, branch: str) -> str:
+        return self._call(f"push {branch}", lambda: self._git.push(workdir, branch))
+
+    # --- pull requests ----------------------------------------------------------------------
+
+    def open_pr(self, repo: str, head: str, base: str, title: str, body: str) -> PullRequest:
+        """A PR from `user:branch` (a fork's branch) or `branch` into `base`; an open one for the head is reused."""
+        owner, name = self._split(repo)
+        head_owner, branch = head.split(":", 1) if ":" in head else (owner, head)
+        label = f"{head_owner}:{branch}"
+        reuse = self._open_pr_for(repo, label)
+        if reuse is not None:
+            return reuse
+
+        def send() -> PullRequest:
+            resp = self.gh.rest.pulls.create(owner, name, title=title, head=label, base=base, body=body)
+            return self._pr(repo, resp.parsed_data, resp.json())
+
+        try:
+            return self._create(f"open a pull request from {label} into {repo}:{base}", send,
+                                lambda: self._find_open_pr(repo, label))
+        except Code3Error as exc:
+            if exc.code != Code.EXISTS:
+                raise
+            found = self._open_pr_for(repo, label)  # opened concurrently by another process
+            if found is None:
+                raise
+            return found
+
+    def _open_pr_for(self, repo: str, label: str) -> PullRequest | None:
+        return self._call(f"look for an open pull request from {label} in {repo}",
+                          lambda: self._find_open_pr(repo, label))
+
+    def _find_open_pr(self, repo: str, label: str) -> PullRequest | None:
+        owner, name = self._split(repo)
+        found = self.gh.rest.pulls.list(owner, name, state="open", head=label, per_page=10).parsed_data
+        if not found:
+            return None
+        resp = self.gh.rest.pulls.get(owner, name, found[0].number)
+        return self._pr(repo, resp.parsed_data, resp.json())
+
+    def get_pr(self, url: str) -> PullRequest | None:
+        repo, kind, number = parse_url(url)
+        if kind != "pull":
+            return None
+        owner, name = self._split(repo)
+        try:
+            resp = self._call(f"read pull request {repo}#{number}", lambda: self.gh.rest.pulls.get(owner, name, number))
+        except Code3Error as exc:
+            if exc.code == Code.NOT_FOUND:
+                return None
+            raise
+        return self._pr(repo, resp.parsed_data, resp.json())
+
+    @staticmethod
+    def _pr(repo: str, pr: Any, raw: dict[str, Any]) -> PullRequest:
+        head_repo = pr.head.repo.full_name if pr.head.repo is not None else None
+        head = f"{head_repo}:{pr.head.ref}" if head_repo else str(pr.head.label or pr.head.ref)
+        merged = bool(pr.merged)
+        # merge_commit_sha is left out of githubkit's 2026-03-10 model; GitHub still sends it
+        merge_sha = raw.get("merge_commit_sha") if merged else None
+        return PullRequest(repo=repo, number=int(pr.number), url=str(pr.html_url), head=head, base=str(pr.base.ref),
+                           author=str(pr.user.login), title=str(pr.title), state=str(pr.state), merged=merged,
+                           head_sha=str(pr.head.sha), merge_sha=merge_sha)
