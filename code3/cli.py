@@ -29,6 +29,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_local(settings: Settings, port: str, what: str) -> None:
+    from domain.errors import Code, Code3Error
+
+    if getattr(settings, port) != "local":
+        raise Code3Error(Code.PRECONDITION, f"{what} works on the embedded {port} only "
+                         f"(CODE3_{port.upper()}={getattr(settings, port)})",
+                         "on a real chain fund accounts from a wallet; on GitHub use its web UI")
+
+
 def cmd_account(args: argparse.Namespace) -> int:
     from adapters.keystore import Keystore
 
@@ -43,6 +52,7 @@ def cmd_account(args: argparse.Namespace) -> int:
     elif args.action == "fund":
         from code3.wiring import ledger
 
+        _require_local(settings, "chain", "the faucet")
         signer = keystore.load(args.name)
         balance = ledger(settings).mint(signer.address, args.asset or settings.asset, args.amount)
         print(json.dumps({"name": signer.name, "address": signer.address, "asset": args.asset or settings.asset,
@@ -53,7 +63,9 @@ def cmd_account(args: argparse.Namespace) -> int:
 def cmd_ledger(args: argparse.Namespace) -> int:
     from code3.wiring import ledger
 
-    chain = ledger(_settings(args))
+    settings = _settings(args)
+    _require_local(settings, "chain", "code3 ledger")
+    chain = ledger(settings)
     if args.action == "advance":
         print(json.dumps({"now": chain.advance(args.seconds)}))
     else:
@@ -62,10 +74,11 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_forge(args: argparse.Namespace) -> int:
-    from code3.wiring import forge
+    from code3.wiring import local_forge
 
     settings = _settings(args)
-    local = forge(settings, settings.identity)
+    _require_local(settings, "forge", "code3 forge")
+    local = local_forge(settings, settings.identity)
     if args.action == "create-repo":
         print(json.dumps({"repo": args.target, "url": local.create_repo(args.target)}))
     elif args.action == "merge":
@@ -75,7 +88,7 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from code3.wiring import build_services, ensure_identity, forge, webhook_secret
+    from code3.wiring import build_services, ensure_identity, local_forge, webhook_secret
     from mcp_tools.http_app import serve
 
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
@@ -91,7 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def ready(port: int) -> None:
         url = f"http://{args.host}:{port}"
         if settings.forge == "local":  # the embedded forge delivers its merges here, signed like GitHub
-            local = forge(settings, settings.identity)
+            local = local_forge(settings, settings.identity)
             local.add_hook(f"{url}/webhooks/github", secret.decode())
             local.close()
         print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "webhook": f"{url}/webhooks/github"}), flush=True)
@@ -181,6 +194,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from code3.doctor import diagnose, report
+
+    checks = diagnose(_settings(args))
+    print(report(checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     for name, meaning in VARIABLES.items():
         print(f"{name}\n    {meaning}")
@@ -250,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     sub.add_parser("config", help="list the environment variables and their defaults").set_defaults(func=cmd_config)
+    common(sub.add_parser("doctor", help="which forge, chain and store are in use, and whether they answer")
+           ).set_defaults(func=cmd_doctor)
     return parser
 
 

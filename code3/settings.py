@@ -13,8 +13,20 @@ VARIABLES = {
     "CODE3_IDENTITY": "name of the key in the keystore that signs as this server (default: default)",
     "CODE3_KEYSTORE": "directory of named keys (default: <project>/.code3/keys)",
     "CODE3_WORKSPACE": "where forks are cloned for work (default: <project>/.code3/workspaces/<identity>)",
-    "CODE3_FORGE": "local (embedded forge, the default)",
-    "CODE3_CHAIN": "local (embedded ledger, the default)",
+    "CODE3_FORGE": "local (the embedded forge, default) or github",
+    "CODE3_CHAIN": "local (the embedded ledger, default) or aptos",
+    "GITHUB_TOKEN": "with CODE3_FORGE=github: the token the forge acts with (never logged)",
+    "CODE3_GITHUB_API_URL": "with CODE3_FORGE=github: REST base URL (default: https://api.github.com; "
+                            "GitHub Enterprise: https://HOST/api/v3)",
+    "CODE3_GITHUB_GIT_URL": "with CODE3_FORGE=github: git base URL for clone/push (default: derived from the API URL)",
+    "CODE3_GITHUB_RETRY_BUDGET": "with CODE3_FORGE=github: seconds of rate-limit/5xx waiting before "
+                                 "E_GH_RATE_LIMIT (default: 120)",
+    "CODE3_APTOS_NODE_URL": "with CODE3_CHAIN=aptos: fullnode REST URL including /v1 "
+                            "(default: https://fullnode.testnet.aptoslabs.com/v1)",
+    "CODE3_APTOS_NETWORK": "with CODE3_CHAIN=aptos: network name checked against publish's `network` "
+                           "(default: testnet)",
+    "CODE3_APTOS_MODULE_ADDRESS": "with CODE3_CHAIN=aptos: address the code3::bounty module is published at (required)",
+    "CODE3_APTOS_ASSET_METADATA": "with CODE3_CHAIN=aptos: metadata object address of the escrowed asset (USDT)",
     "CODE3_DATABASE_URL": "postgresql://user:pass@host:port/db[?schema=s] for the event store "
                           "(default: SQLite at <project>/.code3/events.sqlite)",
     "CODE3_COOLING_PERIOD": "seconds between merge and claim on a new local ledger "
@@ -39,6 +51,14 @@ class Settings:
     asset: str = "USDT"
     log_level: str = "WARNING"
     webhook_secret: str | None = field(default=None, repr=False)
+    github_token: str | None = field(default=None, repr=False)
+    github_api_url: str = "https://api.github.com"
+    github_git_url: str | None = None
+    github_retry_budget: float = 120.0
+    aptos_node_url: str = "https://fullnode.testnet.aptoslabs.com/v1"
+    aptos_network: str = "testnet"
+    aptos_module_address: str | None = None
+    aptos_asset_metadata: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -69,6 +89,14 @@ class Settings:
             "asset": e.get("CODE3_ASSET", "USDT"),
             "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
             "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,
+            "github_token": e.get("GITHUB_TOKEN") or None,
+            "github_api_url": e.get("CODE3_GITHUB_API_URL") or "https://api.github.com",
+            "github_git_url": e.get("CODE3_GITHUB_GIT_URL") or None,
+            "github_retry_budget": float(e.get("CODE3_GITHUB_RETRY_BUDGET") or 120),
+            "aptos_node_url": e.get("CODE3_APTOS_NODE_URL") or "https://fullnode.testnet.aptoslabs.com/v1",
+            "aptos_network": e.get("CODE3_APTOS_NETWORK") or "testnet",
+            "aptos_module_address": e.get("CODE3_APTOS_MODULE_ADDRESS") or None,
+            "aptos_asset_metadata": e.get("CODE3_APTOS_ASSET_METADATA") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -10,24 +10,53 @@ from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
+from adapters.ports import Chain, Forge
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
 from mcp_tools.context import Services
 from projections.views import open_views
 
+FORGES = ("local", "github")
+CHAINS = ("local", "aptos")
+
 
 def ledger(settings: Settings) -> LocalLedger:
-    if settings.chain != "local":
-        raise Code3Error(Code.VALIDATION, f"CODE3_CHAIN={settings.chain!r} is not available in this version",
-                         "use CODE3_CHAIN=local (the embedded ledger)")
+    """The embedded ledger itself (for its faucet and clock), whatever chain the services use."""
     return LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
 
 
-def forge(settings: Settings, actor: str) -> LocalForge:
-    if settings.forge != "local":
-        raise Code3Error(Code.VALIDATION, f"CODE3_FORGE={settings.forge!r} is not available in this version",
-                         "use CODE3_FORGE=local (the embedded forge)")
+def local_forge(settings: Settings, actor: str) -> LocalForge:
     return LocalForge(settings.state_dir / "forge", actor=actor)
+
+
+def chain(settings: Settings) -> Chain:
+    if settings.chain == "local":
+        return ledger(settings)
+    if settings.chain == "aptos":
+        if not settings.aptos_module_address:
+            raise Code3Error(Code.VALIDATION, "CODE3_CHAIN=aptos needs the module's address",
+                             "set CODE3_APTOS_MODULE_ADDRESS to where code3::bounty is published")
+        from adapters.aptos import AptosChain
+
+        return AptosChain(settings.aptos_node_url, settings.aptos_module_address, network=settings.aptos_network,
+                          asset_metadata={settings.asset: settings.aptos_asset_metadata or ""})
+    raise Code3Error(Code.VALIDATION, f"unknown CODE3_CHAIN={settings.chain!r}", f"use one of {', '.join(CHAINS)}")
+
+
+def forge(settings: Settings, actor: str) -> Forge:
+    """`actor` names the embedded forge's user; on GitHub the token's user is the actor."""
+    if settings.forge == "local":
+        return local_forge(settings, actor)
+    if settings.forge == "github":
+        if not settings.github_token:
+            raise Code3Error(Code.VALIDATION, "CODE3_FORGE=github needs a token", "set GITHUB_TOKEN")
+        from adapters.github import GitHubForge
+        from adapters.github_errors import github_policy
+
+        return GitHubForge(settings.github_token, base_url=settings.github_api_url,
+                           git_base_url=settings.github_git_url, policy=github_policy(
+                               budget_s=settings.github_retry_budget))
+    raise Code3Error(Code.VALIDATION, f"unknown CODE3_FORGE={settings.forge!r}", f"use one of {', '.join(FORGES)}")
 
 
 def build_services(settings: Settings) -> Services:
@@ -35,7 +64,7 @@ def build_services(settings: Settings) -> Services:
     return Services(
         store=open_store(settings.project, settings.database_url),
         forge=forge(settings, signer.name),
-        chain=ledger(settings),
+        chain=chain(settings),
         signer=signer,
         writer=OfflineWriter(),
         project=settings.project,

@@ -1,0 +1,95 @@
+"""`code3 doctor`: which forge, chain and store are in use, and whether each one answers.
+
+Every check runs even when an earlier one failed, so one run shows everything to fix. Secrets are
+reported as set or not set, never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from code3.settings import Settings
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    hint: str = ""
+
+
+def _run(name: str, probe: Callable[[], str]) -> Check:
+    from domain.errors import Code3Error
+
+    try:
+        return Check(name, True, probe())
+    except Code3Error as exc:
+        return Check(name, False, f"{exc.code.value}: {exc.message}", exc.hint)
+    except Exception as exc:  # a doctor reports, it does not crash
+        return Check(name, False, f"{type(exc).__name__}: {exc}", "see the message; rerun with --log-level DEBUG")
+
+
+def diagnose(settings: Settings) -> list[Check]:
+    from adapters.event_store import open_store
+    from adapters.keystore import Keystore
+    from code3 import wiring
+
+    checks: list[Check] = []
+    signer: Any = None
+
+    def identity() -> str:
+        nonlocal signer
+        signer = Keystore(settings.keystore_dir).load(settings.identity)
+        return f"{signer.name} {signer.address} (keystore {settings.keystore_dir})"
+
+    def store() -> str:
+        app = open_store(settings.project, settings.database_url)
+        try:
+            where = "PostgreSQL" if settings.database_url else f"SQLite {settings.state_dir / 'events.sqlite'}"
+            return f"{where}: {app.recorder.max_notification_id() or 0} events"
+        finally:
+            app.close()
+
+    def forge() -> str:
+        port = wiring.forge(settings, settings.identity)
+        try:
+            where = settings.github_api_url if settings.forge == "github" else str(settings.state_dir / "forge")
+            token = "" if settings.forge == "local" else ", token set"
+            return f"{settings.forge} at {where}{token}; acting as {port.actor}"
+        finally:
+            getattr(port, "close", lambda: None)()
+
+    def chain() -> str:
+        port = wiring.chain(settings)
+        try:
+            where = settings.aptos_node_url if settings.chain == "aptos" else str(settings.state_dir / "ledger.sqlite")
+            detail = f"{settings.chain} ({port.network}) at {where}; ledger time {port.now()}; " \
+                     f"{len(port.list_bounties())} bounties"
+            if signer is not None:
+                detail += f"; {settings.asset} balance of {signer.name}: {port.balance(signer.address, settings.asset)}"
+            return detail
+        finally:
+            getattr(port, "close", lambda: None)()
+
+    def webhook() -> str:
+        if settings.webhook_secret:
+            return "GITHUB_WEBHOOK_SECRET is set"
+        path = settings.state_dir / "webhook_secret"
+        return f"generated secret in {path}" if path.exists() else "no secret yet (code3 serve generates one)"
+
+    for name, probe in (("identity", identity), ("event store", store), ("forge", forge), ("chain", chain),
+                        ("webhook secret", webhook)):
+        checks.append(_run(name, probe))
+    return checks
+
+
+def report(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
+        if check.hint and not check.ok:
+            lines.append(f"       hint: {check.hint}")
+    return "\n".join(lines)
