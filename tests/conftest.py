@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from adapters.keystore import Keystore
-from adapters.local_forge import LocalForge
-from adapters.local_ledger import LocalLedger
+from adapters.ports import Chain, Forge
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools import publish, specs
 from mcp_tools.context import Services
+from tests.stacks import LocalStack, RemoteStack, Stack
 
 POSTGRES_URL = os.environ.get("CODE3_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 REPO = "alice/todo-app"
 AMOUNT = 1_000_000
+COOLING = 604_800
 
 
 def _postgres_schema() -> tuple[str, str]:
@@ -51,14 +52,27 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+@pytest.fixture(params=["local"])
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
+    """The embedded default; a test module runs on both stacks with `STACKS` below (indirect)."""
+    chosen: Stack = LocalStack(tmp_path, COOLING) if request.param == "local" else RemoteStack(tmp_path, COOLING)
+    yield chosen
+    chosen.close()
+
+
+STACKS = pytest.mark.parametrize("stack", ["local", "remote"], indirect=True)
+
+
 @dataclass
 class World:
     project: Path
     database_url: str | None
+    stack: Stack
     people: dict[str, Services] = field(default_factory=dict)
 
     def settings(self, identity: str) -> Settings:
-        return Settings(project=self.project, identity=identity, database_url=self.database_url)
+        return Settings(project=self.project, identity=identity, database_url=self.database_url,
+                        cooling_period=COOLING, **self.stack.settings(identity))
 
     def services(self, identity: str) -> Services:
         """A fresh process's view: new store connection, new adapters, same files."""
@@ -72,16 +86,13 @@ class World:
         return self.people[identity]
 
     @property
-    def ledger(self) -> LocalLedger:
-        chain = self["alice"].chain
-        assert isinstance(chain, LocalLedger)
-        return chain
+    def ledger(self) -> Chain:
+        """The chain port as alice's services see it."""
+        return self["alice"].chain
 
     @property
-    def forge(self) -> LocalForge:
-        forge = self["alice"].forge
-        assert isinstance(forge, LocalForge)
-        return forge
+    def forge(self) -> Forge:
+        return self["alice"].forge
 
     def address(self, identity: str) -> str:
         return self[identity].signer.address
@@ -95,7 +106,7 @@ class World:
 
     def publish_args(self, spec: dict[str, Any], amount: int = AMOUNT) -> dict[str, Any]:
         return {"repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
-                "amount": str(amount), "asset": "USDT", "network": "local"}
+                "amount": str(amount), "asset": "USDT", "network": self.stack.network}
 
     def published(self, amount: int = AMOUNT, description: str = "Users can export their to-do list as CSV"
                   ) -> dict[str, Any]:
@@ -106,13 +117,13 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path, database_url: str | None) -> Iterator[World]:
+def world(tmp_path: Path, database_url: str | None, stack: Stack) -> Iterator[World]:
     keystore = Keystore(Settings(project=tmp_path).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keystore.new(name)
-    w = World(project=tmp_path, database_url=database_url)
-    w.ledger.mint(w.address("alice"), "USDT", 10 * AMOUNT)
-    w.forge.create_repo(REPO)
+    w = World(project=tmp_path, database_url=database_url, stack=stack)
+    stack.mint(w.address("alice"), 10 * AMOUNT)
+    stack.create_repo(REPO)
     yield w
     for services in w.people.values():
         services.close()

@@ -1,4 +1,5 @@
-"""The bounty lifecycle through the command handlers, on SQLite and on PostgreSQL."""
+"""The bounty lifecycle through the command handlers: on SQLite and PostgreSQL, on the embedded stack and
+on the real adapters (githubkit, aptos-sdk) against their loopback stand-ins."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 import pytest
 
 from adapters.git import git
-from adapters.local_ledger import ESCROW
 from adapters.ports import IssueRef, Receipt
 from domain.bounty import Bounty
 from domain.contract import Status
@@ -16,7 +16,9 @@ from domain.errors import Code3Error
 from mcp_tools import publish, settle, work
 from mcp_tools.context import Services
 from projections.replay import replay_aggregates, state_of
-from tests.conftest import AMOUNT, REPO, World
+from tests.conftest import AMOUNT, REPO, STACKS, World
+
+pytestmark = STACKS
 
 
 def submit_work(w: World, who: str, published: dict[str, Any], feature_id: str) -> str:
@@ -52,22 +54,22 @@ def test_whole_lifecycle_pays_the_first_merged_prs_worker(world: World) -> None:
     bob_pr = submit_work(w, "bob", published, feature_id)
     carol_pr = submit_work(w, "carol", published, feature_id)
 
-    w.forge.merge_pr(carol_pr)
+    w.stack.merge_pr(carol_pr)
     merged = settle.mark_merged(w["alice"], carol_pr, delivery_id="d-1")
     assert merged["winner"] == w.address("carol")
-    assert merged["cooling_until"] == merged["merged_at"] + w.ledger.cooling_period
-    w.forge.merge_pr(bob_pr)
+    assert merged["cooling_until"] == merged["merged_at"] + w.stack.cooling_period
+    w.stack.merge_pr(bob_pr)
     late = settle.mark_merged(w["alice"], bob_pr, delivery_id="d-2")
     assert late["winner"] == w.address("carol") and "first merged PR won" in late["note"]
 
     assert code_of(lambda: settle.claim_payout(w["carol"], bounty_id)) == "E_COOLING"
-    w.ledger.advance(w.ledger.cooling_period)
+    w.stack.advance(w.stack.cooling_period)
     assert code_of(lambda: settle.claim_payout(w["bob"], bounty_id)) == "E_UNAUTHORIZED"
     paid = settle.claim_payout(w["carol"], bounty_id)
 
     assert w.ledger.balance(w.address("carol"), "USDT") == AMOUNT
     assert w.ledger.balance(w.address("bob"), "USDT") == 0
-    assert w.ledger.balance(ESCROW, "USDT") == 0
+    assert w.stack.escrow() == 0
     assert w.ledger.balance(w.address("alice"), "USDT") == 9 * AMOUNT
     assert w.forge.get_issue(REPO, published["issue"]["number"]).labels == ["code3", "paid"]
     bounty = w["alice"].store.get(Bounty, Bounty.create_id(bounty_id))
@@ -84,9 +86,9 @@ def test_repeating_each_command_with_its_key_changes_nothing_and_answers_the_sam
     accepted = work.accept_task(w["bob"], task_id)
     pr_url = submit_work(w, "bob", first, spec["feature_id"])
     submitted = work.submit_pr(w["bob"], bounty_id, pr_url)
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     merged = settle.mark_merged(w["alice"], pr_url, delivery_id="delivery-1")
-    w.ledger.advance(w.ledger.cooling_period)
+    w.stack.advance(w.stack.cooling_period)
     claimed = settle.claim_payout(w["bob"], bounty_id)
     chain_version = len(w.ledger.bounty_events(bounty_id))
     before = events_in(w)
@@ -100,7 +102,7 @@ def test_repeating_each_command_with_its_key_changes_nothing_and_answers_the_sam
 
     assert events_in(w) == before, "a repeat records nothing"
     assert len(w.ledger.bounty_events(bounty_id)) == chain_version, "a repeat sends no transaction"
-    assert len(w.forge.list_issues(REPO)) == 1
+    assert w.stack.issue_count(REPO) == 1
     assert len(w.ledger.list_bounties()) == 1
 
 
@@ -124,7 +126,7 @@ def test_publishing_a_published_feature_on_other_terms_is_rejected(world: World)
     first = publish.publish_issue_with_metadata(w["alice"], **w.publish_args(spec))
     answer = code_of(lambda: publish.publish_issue_with_metadata(w["alice"], **w.publish_args(spec, amount=5)))
     assert answer == "E_IDEMPOTENT_REJECTED"
-    assert len(w.forge.list_issues(REPO)) == 1
+    assert w.stack.issue_count(REPO) == 1
     assert [b.bounty_id for b in w.ledger.list_bounties()] == [first["bounty"]["bounty_id"]]
 
 
@@ -167,14 +169,14 @@ def test_publish_interrupted_after_the_issue_was_created_resumes_without_a_secon
     with pytest.raises(Crash):
         publish.publish_issue_with_metadata(crashing(alice, forge=ForgeDyingAfterCreate(alice.forge)),
                                             **w.publish_args(spec))
-    assert len(w.forge.list_issues(REPO)) == 1 and w.ledger.list_bounties() == []
+    assert w.stack.issue_count(REPO) == 1 and w.ledger.list_bounties() == []
 
     resumed = publish.publish_issue_with_metadata(w.services("alice"), **w.publish_args(spec))
 
-    issues = w.forge.list_issues(REPO)
-    assert len(issues) == 1 and resumed["issue"]["number"] == issues[0].number
+    assert w.stack.issue_count(REPO) == 1
+    issue = w.forge.get_issue(REPO, resumed["issue"]["number"])
     assert len(w.ledger.list_bounties()) == 1
-    assert f'"bounty_id": "{resumed["bounty"]["bounty_id"]}"' in issues[0].body
+    assert f'"bounty_id": "{resumed["bounty"]["bounty_id"]}"' in issue.body
 
 
 def test_publish_interrupted_after_the_bounty_was_created_resumes_without_a_second_bounty(world: World) -> None:
@@ -214,9 +216,9 @@ def test_replaying_the_log_rebuilds_every_aggregate_and_agrees_with_the_chain(wo
     work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
     work.accept_best_task(w["carol"])
     pr_url = submit_work(w, "bob", published, spec["feature_id"])
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     settle.mark_merged(w["alice"], pr_url, delivery_id="x")
-    w.ledger.advance(w.ledger.cooling_period)
+    w.stack.advance(w.stack.cooling_period)
     settle.claim_payout(w["bob"], bounty_id)
 
     fresh = w.services("carol").store
@@ -255,7 +257,7 @@ def test_settlement_steps_out_of_order_answer_their_codes(world: World) -> None:
     assert code_of(lambda: settle.claim_payout(w["bob"], bounty_id)) == "E_INVALID_STATE"
     pr_url = submit_work(w, "bob", published, spec["feature_id"])
     assert code_of(lambda: settle.mark_merged(w["alice"], pr_url, delivery_id="early")) == "E_PRECONDITION"
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     assert code_of(lambda: settle.mark_merged(w["bob"], pr_url, delivery_id="d")) == "E_UNAUTHORIZED"
     assert code_of(lambda: work.accept_task(w["alice"], f"{REPO}#{published['issue']['number']}")) \
         == "E_UNAUTHORIZED"

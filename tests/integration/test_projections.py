@@ -25,9 +25,9 @@ def settled(w: World) -> tuple[dict, str]:
     work.accept_task(w["bob"], task_id)
     work.accept_task(w["carol"], task_id)
     pr_url = submit_work(w, "bob", published, spec["feature_id"])
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     settle.mark_merged(w["alice"], pr_url, delivery_id="d1")
-    w.ledger.advance(w.ledger.cooling_period)
+    w.stack.advance(w.stack.cooling_period)
     settle.claim_payout(w["bob"], published["bounty"]["bounty_id"])
     return published, pr_url
 

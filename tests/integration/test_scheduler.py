@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from adapters.local_ledger import ESCROW
 from code3.worker import Worker
 from domain.bounty import Bounty
 from domain.contract import Status
@@ -17,7 +16,7 @@ def cooling(w: World) -> dict:
     published = w.published_spec(spec)
     work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
     pr_url = submit_work(w, "bob", published, spec["feature_id"])
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     settle.mark_merged(w["alice"], pr_url, delivery_id="d")
     return published
 
@@ -29,12 +28,12 @@ def test_the_worker_claims_for_a_winner_whose_key_it_holds_once_cooling_ends(wor
     try:
         worker.tick()
         assert w.ledger.balance(w.address("bob"), "USDT") == 0, "not before cooling_until"
-        w.ledger.advance(w.ledger.cooling_period)
+        w.stack.advance(w.stack.cooling_period)
         assert worker.tick()["payouts"] == 1
         worker.tick()
     finally:
         worker.close()
-    assert w.ledger.balance(w.address("bob"), "USDT") == AMOUNT and w.ledger.balance(ESCROW, "USDT") == 0
+    assert w.ledger.balance(w.address("bob"), "USDT") == AMOUNT and w.stack.escrow() == 0
     paid = [e for e in w.ledger.bounty_events(published["bounty"]["bounty_id"]) if e.type == "BountyPaid"]
     assert len(paid) == 1
 
@@ -43,7 +42,7 @@ def test_without_the_winners_key_the_bounty_is_marked_claimable(world: World) ->
     w = world
     published = cooling(w)
     (w.settings("alice").keystore_dir / "bob.key").unlink()  # bob's key lives on his own machine
-    w.ledger.advance(w.ledger.cooling_period)
+    w.stack.advance(w.stack.cooling_period)
     worker = Worker(w.settings("alice"))
     try:
         worker.tick()
@@ -66,12 +65,12 @@ def test_an_open_bounty_past_its_deadline_is_cancelled_and_refunded(world: World
     worker = Worker(w.settings("alice"))
     try:
         assert worker.tick()["expired"] == 0
-        w.ledger.advance(3600)
+        w.stack.advance(3600)
         assert worker.tick()["expired"] == 1
         worker.tick()
     finally:
         worker.close()
-    assert w.ledger.balance(w.address("alice"), "USDT") == 10 * AMOUNT and w.ledger.balance(ESCROW, "USDT") == 0
+    assert w.ledger.balance(w.address("alice"), "USDT") == 10 * AMOUNT and w.stack.escrow() == 0
     assert w.forge.get_issue(REPO, published["issue"]["number"]).labels == ["cancelled", "code3"]
     assert board.rows(w["alice"].views)[0]["state"] == Status.CANCELLED.name
 

@@ -48,7 +48,7 @@ def log_size(w: World) -> int:
 def test_a_merged_pr_in_githubs_full_payload_starts_cooling(world: World) -> None:
     w = world
     published, pr_url = submitted(w)
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     answer = deliver(w["alice"], github_payload(pr_url))
     assert answer.status == 200 and answer.body["state"] == "COOLING_DOWN"
     assert answer.body["winner"] == w.address("bob")
@@ -58,7 +58,7 @@ def test_a_merged_pr_in_githubs_full_payload_starts_cooling(world: World) -> Non
 def test_forged_unsigned_and_malformed_deliveries_change_nothing(world: World) -> None:
     w = world
     _, pr_url = submitted(w)
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     body = github_payload(pr_url)
     before = log_size(w)
     assert deliver(w["alice"], body, signature="").status == 401
@@ -76,7 +76,7 @@ def test_forged_unsigned_and_malformed_deliveries_change_nothing(world: World) -
 def test_a_redelivery_is_answered_and_has_no_second_effect(world: World) -> None:
     w = world
     _, pr_url = submitted(w)
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     first = deliver(w["alice"], github_payload(pr_url), delivery="d-1")
     chain_events = len(w.ledger.events_since(0))
     before = log_size(w)
@@ -104,7 +104,7 @@ class NodeDown:
 def test_a_failing_delivery_is_retried_then_dead_lettered_then_replayed(world: World) -> None:
     w = world
     _, pr_url = submitted(w)
-    w.forge.merge_pr(pr_url)
+    w.stack.merge_pr(pr_url)
     down = crashing(w["alice"], chain=NodeDown(w["alice"].chain))
     answer = deliver(down, github_payload(pr_url), delivery="d-9")
     assert answer.status == 202 and answer.body["status"] == "retrying"
