@@ -152,6 +152,11 @@ class LocalLedger:
         with self.db.transaction() as db:
             return self._execute(db, tx, tx_hash, public_key)
 
+    def execute(self, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
+        """Execute a transaction whose signature was verified elsewhere (a node fronting this ledger)."""
+        with self.db.transaction() as db:
+            return self._execute(db, tx, tx_hash, public_key)
+
     def _execute(self, db: sqlite3.Connection, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
         sender = tx["sender"]
         row = db.execute("SELECT sequence_number FROM accounts WHERE address = ?", (sender,)).fetchone()
@@ -248,7 +253,12 @@ class LocalLedger:
         return self._events("e.bounty_id = ?", (str(bounty_id),))
 
     def events_since(self, version: int, limit: int = 1000) -> list[ChainEvent]:
-        return self._events("e.version > ?", (version,), limit)
+        """At most about `limit` events, never cutting a transaction in half (a cursor moves by versions)."""
+        events = self._events("e.version > ?", (version,), limit)
+        if limit > 0 and len(events) == limit:
+            last = events[-1]
+            events += [e for e in self._events("e.version = ?", (last.version,)) if e.index > last.index]
+        return events
 
     def _events(self, where: str, params: tuple[Any, ...], limit: int = -1) -> list[ChainEvent]:
         with self.db.statement() as db:
@@ -257,6 +267,15 @@ class LocalLedger:
                 f"ON t.version = e.version WHERE {where} ORDER BY e.version, e.idx LIMIT ?", (*params, limit),
             ).fetchall()
         return [ChainEvent(type=r[0], data=json.loads(r[1]), tx_hash=r[2], version=r[3], index=r[4]) for r in rows]
+
+    def latest_version(self) -> int:
+        with self.db.statement() as db:
+            return int(db.execute("SELECT COALESCE(MAX(version), 0) FROM transactions").fetchone()[0])
+
+    def hash_at(self, version: int) -> str | None:
+        with self.db.statement() as db:
+            row = db.execute("SELECT hash FROM transactions WHERE version = ?", (version,)).fetchone()
+        return row[0] if row else None
 
     def transaction(self, tx_hash: str) -> dict[str, Any] | None:
         with self.db.statement() as db:

@@ -265,8 +265,7 @@ class AptosNode:
             self.ledger._run = abort  # type: ignore[method-assign]
         tx = {"sender": sender, "sequence_number": sequence, "function": f"code3::bounty::{function}", "args": args}
         try:
-            with self.ledger.db.transaction() as db:
-                self.ledger._execute(db, tx, tx_hash, public_key)
+            self.ledger.execute(tx, tx_hash, public_key)
         except TransactionRejected as exc:
             raise _error(400, str(exc), "invalid_input") from None
         finally:
@@ -306,8 +305,7 @@ class AptosNode:
         return self.ledger.events_since(0, limit=-1)
 
     def _ledger_version(self) -> int:
-        with self.ledger.db.statement() as db:
-            return int(db.execute("SELECT COALESCE(MAX(version), 0) FROM transactions").fetchone()[0])
+        return self.ledger.latest_version()
 
     def transaction(self, tx_hash: str) -> dict[str, Any] | None:
         """A committed transaction as GET /transactions/by_hash shows it."""
@@ -350,11 +348,10 @@ class AptosNode:
         return _Reply(200, tx)
 
     def _by_version(self, version: str, **_: Any) -> _Reply:
-        with self.ledger.db.statement() as db:
-            row = db.execute("SELECT hash FROM transactions WHERE version = ?", (int(version),)).fetchone()
-        if row is None:
+        tx_hash = self.ledger.hash_at(int(version))
+        if tx_hash is None:
             raise _error(404, f"Transaction not found by Ledger version({version})", "transaction_not_found")
-        return _Reply(200, self.transaction(row[0]))
+        return _Reply(200, self.transaction(tx_hash))
 
     def _handle_events(self, address: str, handle: str, field: str, query: dict[str, str], **_: Any) -> _Reply:
         parts = handle.split("::")

@@ -51,3 +51,17 @@ def test_an_aborted_transaction_is_recorded_without_effects(tmp_path: Path, keys
     ledger.mint(alice.address, "USDT", 100)
     assert ledger.create_bounty(alice, "o/r", "h1", "USDT", 40).success
     assert ledger.create_bounty(alice, "o/r", "h1", "USDT", 40).abort_code == 7, "issue_hash is unique on chain"
+
+
+def test_events_since_never_cuts_a_transaction_in_half(tmp_path: Path, keys: Keystore) -> None:
+    ledger = LocalLedger(tmp_path / "l.sqlite")
+    alice, bob = keys.new("alice"), keys.new("bob")
+    ledger.mint(alice.address, "USDT", 100)
+    ledger.create_bounty(alice, "o/r", "h1", "USDT", 40)
+    ledger.accept_bounty(bob, "1")
+    ledger.submit_pr(bob, "1", "u", "abcdef1")
+    merged = ledger.mark_merged(alice, "1", "u")  # two events in one transaction
+    before = merged.version - 1
+    page = ledger.events_since(before, limit=1)
+    assert [e.type for e in page] == ["BountyMerged", "CoolingStarted"]
+    assert ledger.events_since(page[-1].version) == []
