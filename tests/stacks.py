@@ -18,6 +18,7 @@ class Stack(Protocol):
     network: str
 
     def settings(self, identity: str) -> dict[str, Any]: ...
+    def env(self, identity: str) -> dict[str, str]: ...
     def create_repo(self, repo: str) -> None: ...
     def merge_pr(self, url: str) -> None: ...
     def issue_count(self, repo: str) -> int: ...
@@ -38,6 +39,9 @@ class LocalStack:
         self.forge = LocalForge(project / ".code3" / "forge", actor="alice")
 
     def settings(self, identity: str) -> dict[str, Any]:
+        return {}
+
+    def env(self, identity: str) -> dict[str, str]:
         return {}
 
     def create_repo(self, repo: str) -> None:
@@ -86,6 +90,14 @@ class RemoteStack:
         return {"forge": "github", "chain": "aptos", "github_token": f"token-{identity}",
                 "github_api_url": self.github.api_url, "aptos_node_url": self.node.url,
                 "aptos_module_address": self.module_address, "aptos_asset_metadata": self.asset_metadata}
+
+    def env(self, identity: str) -> dict[str, str]:
+        """The same selection as environment variables, for `code3` subprocesses."""
+        names = {"forge": "CODE3_FORGE", "chain": "CODE3_CHAIN", "github_token": "GITHUB_TOKEN",
+                 "github_api_url": "CODE3_GITHUB_API_URL", "aptos_node_url": "CODE3_APTOS_NODE_URL",
+                 "aptos_module_address": "CODE3_APTOS_MODULE_ADDRESS",
+                 "aptos_asset_metadata": "CODE3_APTOS_ASSET_METADATA"}
+        return {names[key]: str(value) for key, value in self.settings(identity).items()}
 
     def create_repo(self, repo: str) -> None:
         self.github.create_repo(repo)

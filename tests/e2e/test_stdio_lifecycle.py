@@ -24,12 +24,12 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from adapters.local_forge import LocalForge
-from adapters.local_ledger import ESCROW, LocalLedger
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools import settle
 from mcp_tools.catalog import TOOLS
+from tests.conftest import STACKS
+from tests.stacks import Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -49,18 +49,14 @@ SERVER_TOOLS = {"server_mcp.accept_task", "server_mcp.accept_best_task", "server
 class Project:
     root: Path
     addresses: dict[str, str]
+    stack: Stack
 
-    @property
-    def ledger(self) -> LocalLedger:
-        return LocalLedger(self.root / ".code3" / "ledger.sqlite", cooling_period=COOLING)
-
-    @property
-    def forge(self) -> LocalForge:
-        return LocalForge(self.root / ".code3" / "forge", actor="alice")
+    def settings(self, identity: str) -> Settings:
+        return Settings(project=self.root, identity=identity, **self.stack.settings(identity))
 
     def env(self, identity: str) -> dict[str, str]:
         return {"PATH": os.environ.get("PATH", ""), "CODE3_PROJECT": str(self.root), "CODE3_IDENTITY": identity,
-                "CODE3_COOLING_PERIOD": str(COOLING)}
+                "CODE3_COOLING_PERIOD": str(COOLING), **self.stack.env(identity)}
 
     def server(self, identity: str, profile: str = "all") -> StdioServerParameters:
         return StdioServerParameters(command=sys.executable, args=["-m", "code3", "mcp", "--profile", profile],
@@ -68,9 +64,8 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    root = tmp_path / "project"
-    root.mkdir()
+def project(tmp_path: Path, stack: Stack) -> Project:
+    root = tmp_path
     procs = {name: subprocess.Popen([sys.executable, "-m", "code3", "account", "new", name, "--project", str(root)],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for name in PEOPLE}
@@ -79,9 +74,9 @@ def project(tmp_path: Path) -> Project:
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, f"code3 account new {name} failed: {err}"
         addresses[name] = json.loads(out)["address"]
-    found = Project(root, addresses)
-    found.ledger.mint(addresses["alice"], "USDT", 5 * AMOUNT)
-    found.forge.create_repo(REPO, "# todo-app\nA small to-do list service.\n")
+    found = Project(root, addresses, stack)
+    stack.mint(addresses["alice"], 5 * AMOUNT)
+    stack.create_repo(REPO)
     return found
 
 
@@ -117,14 +112,14 @@ async def refused(client: Client, tool: str, args: dict[str, Any]) -> dict[str, 
     return result.structured_content
 
 
-async def publish_bounty(alice: Client, description: str) -> dict[str, Any]:
+async def publish_bounty(alice: Client, description: str, network: str = "local") -> dict[str, Any]:
     """specify → plan → tasks → publish as alice; returns the publish answer plus feature_id and publish args."""
     spec = await ok(alice, "spec_mcp.specify", {"feature_description": description})
     fid = spec["feature_id"]
     await ok(alice, "spec_mcp.plan", {"feature_id": fid})
     await ok(alice, "spec_mcp.tasks", {"feature_id": fid})
     args = {"repo": REPO, "feature_id": fid, "spec_path": spec["paths"]["spec"], "amount": str(AMOUNT),
-            "asset": "USDT", "network": "local"}
+            "asset": "USDT", "network": network}
     published = await ok(alice, PUBLISH, args)
     return {**published, "feature_id": fid, "args": args}
 
@@ -139,13 +134,15 @@ async def prepare_and_open_pr(worker: Client, who: str, fid: str, number: int) -
     return pr["pr_url"]
 
 
+@STACKS
 def test_mcp_clients_drive_the_whole_lifecycle_over_stdio(project: Project) -> None:
     async def scenario() -> None:
         async with clients(project, "alice", "bob", "carol") as (alice, bob, carol):
             for client in (alice, bob, carol):
                 assert client.protocol_version == LEGACY_VERSION
 
-            published = await publish_bounty(alice, "Users can export their to-do list as CSV. Exports include dates")
+            published = await publish_bounty(alice, "Users can export their to-do list as CSV. Exports include dates",
+                                             project.stack.network)
             again = await ok(alice, PUBLISH, published["args"])
             assert again == {k: v for k, v in published.items() if k not in ("feature_id", "args")}
             fid, number = published["feature_id"], published["issue"]["number"]
@@ -169,29 +166,33 @@ def test_mcp_clients_drive_the_whole_lifecycle_over_stdio(project: Project) -> N
             other = await refused(bob, "server_mcp.submit_pr", {"bounty_id": bounty_id, "pr_url": prs["carol"]})
             assert other["code"] == "E_IDEMPOTENT_REJECTED", other
 
-            assert project.forge.merge_pr(prs["bob"]).merged
-            services = build_services(Settings(project=project.root, identity="alice"))
+            project.stack.merge_pr(prs["bob"])
+            services = build_services(project.settings("alice"))
             try:
                 merged = settle.mark_merged(services, prs["bob"], delivery_id="e2e-delivery-1")
             finally:
-                services.store.close()
+                services.close()
             assert merged["state"] == "COOLING_DOWN" and merged["winner"] == project.addresses["bob"], merged
 
             cooling = await refused(bob, "server_mcp.claim_payout", {"bounty_id": bounty_id})
             assert cooling["code"] == "E_COOLING", cooling
-            ledger = project.ledger
-            ledger.advance(ledger.cooling_period + 1)
+            project.stack.advance(project.stack.cooling_period + 1)
             loser = await refused(carol, "server_mcp.claim_payout", {"bounty_id": bounty_id})
             assert loser["code"] == "E_UNAUTHORIZED", loser
             paid = await ok(bob, "server_mcp.claim_payout", {"bounty_id": bounty_id})
             assert paid["amount"] == str(AMOUNT) and paid["asset"] == "USDT"
             assert (await ok(bob, "server_mcp.claim_payout", {"bounty_id": bounty_id}))["tx_hash"] == paid["tx_hash"]
 
-            assert ledger.balance(project.addresses["bob"], "USDT") == AMOUNT
-            assert ledger.balance(ESCROW, "USDT") == 0
-            assert ledger.balance(project.addresses["carol"], "USDT") == 0
-            assert ledger.balance(project.addresses["alice"], "USDT") == 4 * AMOUNT
-            assert "paid" in project.forge.get_issue(REPO, number).labels
+            services = build_services(project.settings("alice"))
+            try:
+                balance = services.chain.balance
+                assert balance(project.addresses["bob"], "USDT") == AMOUNT
+                assert balance(project.addresses["carol"], "USDT") == 0
+                assert balance(project.addresses["alice"], "USDT") == 4 * AMOUNT
+                assert "paid" in services.forge.get_issue(REPO, number).labels
+            finally:
+                services.close()
+            assert project.stack.escrow() == 0
 
     asyncio.run(scenario())
 
