@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlparse
 from uuid import UUID
 
@@ -13,6 +14,21 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
 A = TypeVar("A", bound=Aggregate)
+
+
+@dataclass(frozen=True)
+class Change(Generic[A]):
+    """One aggregate's part of a unit of work.
+
+    `apply` gets the current aggregate (or None) and returns the aggregate to save (or None to save
+    nothing); it must be safe to run again on newer state. `known`, an aggregate the caller loaded a
+    moment ago, saves the first load; if it is stale, the save fails and everything is reloaded.
+    """
+
+    cls: type[A]
+    aggregate_id: UUID
+    apply: Callable[[A | None], A | None]
+    known: A | None = None
 
 
 class EventStore(Application):
@@ -31,24 +47,29 @@ class EventStore(Application):
 
     def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A | None], A | None],
                attempts: int = 8, known: A | None = None) -> A | None:
-        """Load, change, save; when another writer saved first (optimistic concurrency), reload and redo.
+        """Load, change, save one aggregate (see `update_all`)."""
+        return self.update_all(Change(cls, aggregate_id, change, known), attempts=attempts)[0]
 
-        `change` gets the current aggregate (or None) and returns the aggregate to save (or None to
-        save nothing); it must be safe to run again on the newer state. `known`, an aggregate the
-        caller loaded a moment ago, saves the first load; if it is stale the save fails and we reload.
-        """
+    def update_all(self, *changes: Change[Any], attempts: int = 8) -> list[Any]:
+        """Load, change and save several aggregates in one transaction; when another writer saved first
+        (optimistic concurrency), reload all and redo. Returns each aggregate as it now is (or None)."""
         for attempt in range(attempts):
-            current = known if attempt == 0 and known is not None else self.get(cls, aggregate_id)
-            result = change(current)
-            if result is None:
-                return current
+            results, dirty = [], []
+            for change in changes:
+                fresh = attempt > 0 or change.known is None
+                current = self.get(change.cls, change.aggregate_id) if fresh else change.known
+                changed = change.apply(current)
+                results.append(current if changed is None else changed)
+                if changed is not None:
+                    dirty.append(changed)
             try:
-                self.save(result)
-                return result
+                if dirty:
+                    self.save(*dirty)
+                return results
             except IntegrityError:
                 if attempt == attempts - 1:
                     raise
-        return None
+        raise AssertionError("unreachable")
 
 
 # A cached aggregate is fast-forwarded from the store before use (so other processes' events are

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
-from adapters.event_store import EventStore
+from adapters.event_store import Change, EventStore
 from adapters.ports import Forge, Receipt
 from domain.bounty import Bounty
 from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, Status
@@ -52,21 +53,47 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
 
     Called after each transaction and before each decision, so events of a transaction whose
     recording was lost (a crash, another machine) are recorded exactly once, by whoever looks next.
-    `known` is the aggregate as the caller last loaded it (saves a reload when it is still current);
-    `then` may record one more event on the synced aggregate in the same save (True when it did).
     """
+    change = bounty_change(s, bounty_id, known, then)
+    return None if change is None else s.store.update_all(change)[0]
+
+
+def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
+                  then: Callable[[Bounty], bool] | None = None) -> Change[Bounty] | None:
+    """The sync as part of a unit of work; `then` may record one more event on the synced bounty."""
     events = s.chain.bounty_events(bounty_id)
     if not events:
         return None
 
-    def change(current: Bounty | None) -> Bounty | None:
+    def apply(current: Bounty | None) -> Bounty | None:
         bounty = current or Bounty.from_chain(events[0])
         changed = [bounty.observe(ev) for ev in events[1:]]
         if then is not None:
             changed.append(then(bounty))
         return bounty if current is None or any(changed) else None
 
-    return s.store.update(Bounty, Bounty.create_id(bounty_id), change, known=known)
+    return Change(Bounty, Bounty.create_id(bounty_id), apply, known)
+
+
+def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Callable[[Bounty], bool] | None = None,
+           issue: Issue | None = None, extra: tuple[Change[Any], ...] = ()) -> tuple[Bounty, list[str]]:
+    """After a transaction: the bounty's new chain events, its issue's state label and `extra` changes,
+    saved in one transaction. Returns the bounty and the issue's labels."""
+    sync = bounty_change(s, bounty_id, known, then)
+    if sync is None:
+        raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
+    synced: list[Bounty] = []
+
+    def apply(current: Bounty | None) -> Bounty | None:
+        result = sync.apply(current)
+        synced[:] = [result or current]  # type: ignore[list-item]
+        return result
+
+    issue_hash = issue.issue_hash if issue else known.issue_hash if known else sync.apply(None).issue_hash  # type: ignore[union-attr]
+    labels: list[str] = []
+    mirror = labels_change(s.forge, Issue.create_id(issue_hash), lambda: Status(synced[0].status), labels, issue)
+    bounty = s.store.update_all(Change(Bounty, sync.aggregate_id, apply, known), mirror, *extra)[0]
+    return bounty, labels
 
 
 def mirror_labels(s: Services, bounty: Bounty, issue: Issue | None = None) -> list[str]:
@@ -78,28 +105,37 @@ def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Stat
                    known: Issue | None = None) -> list[str]:
     """Set the issue's state label for `status`, keeping other labels; idempotent, so safe to repeat."""
     labels: list[str] = []
+    store.update_all(labels_change(forge, issue_id, lambda: status, labels, known))
+    return labels
 
-    def change(issue: Issue | None) -> Issue | None:
+
+def labels_change(forge: Forge, issue_id: UUID, status: Callable[[], Status], out: list[str],
+                  known: Issue | None = None) -> Change[Issue]:
+    """The label mirror as part of a unit of work; the forge write is idempotent, so a redo is harmless."""
+
+    def apply(issue: Issue | None) -> Issue | None:
         if issue is None or issue.number is None:
             return None
         current = forge.get_issue(issue.repo, issue.number).labels
-        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status.label})
+        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status().label})
         if wanted != sorted(current):
             forge.set_labels(issue.repo, issue.number, wanted)
-        labels[:] = wanted
+        out[:] = wanted
         if issue.mirrored_labels == wanted:
             return None
         issue.mirror_labels(labels=wanted)
         return issue
 
-    store.update(Issue, issue_id, change, known=known)
-    return labels
+    return Change(Issue, issue_id, apply, known)
 
 
 def register(s: Services, kind: str, key: str, target: str) -> None:
     """Point a natural key at a target; registering the same pair again is a no-op."""
+    s.store.update_all(index_change(kind, key, target))
 
-    def change(current: Index | None) -> Index | None:
+
+def index_change(kind: str, key: str, target: str) -> Change[Index]:
+    def apply(current: Index | None) -> Index | None:
         if current is not None:
             if current.target != target:
                 raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{kind} {key} already belongs to {current.target}",
@@ -107,7 +143,7 @@ def register(s: Services, kind: str, key: str, target: str) -> None:
             return None
         return Index(kind=kind, key=key, target=target)
 
-    s.store.update(Index, Index.create_id(kind, key), change)
+    return Change(Index, Index.create_id(kind, key), apply)
 
 
 def lookup(s: Services, kind: str, key: str) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from adapters.event_store import Change
 from adapters.files import inside
 from adapters.local_forge import check_repo
 from adapters.offline_writer import count_tasks
@@ -19,7 +20,7 @@ from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
 from domain.spec import Spec
-from mcp_tools.chain_record import raise_for, register, sync_bounty
+from mcp_tools.chain_record import bounty_change, index_change, raise_for, register, sync_bounty
 from mcp_tools.context import Services
 from mcp_tools.specs import check_feature_id
 
@@ -106,9 +107,11 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
             current.open(number=found.number, url=found.url, task_id=task_id)
             return current
 
-        issue = s.store.update(Issue, issue.id, change, known=issue) or issue
+        # the issue's number and its task-id lookup: one save
+        return s.store.update_all(Change(Issue, issue.id, change, known=issue),
+                                  index_change("task", task_id, issue.issue_hash))[0]
     assert issue.task_id is not None
-    register(s, "task", issue.task_id, issue.issue_hash)
+    register(s, "task", issue.task_id, issue.issue_hash)  # a resumed publish: make sure the lookup exists
     return issue
 
 
@@ -124,7 +127,8 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         bounty_id = str(receipt.events[0].data["bounty_id"])
     else:
         bounty_id = state.bounty_id
-    sync_bounty(s, bounty_id)
+    sync = bounty_change(s, bounty_id)
+    assert sync is not None, "a bounty created on chain has its BountyCreated event"
 
     def change(current: Issue | None) -> Issue | None:
         assert current is not None
@@ -133,7 +137,7 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         current.link_bounty(bounty_id=bounty_id)
         return current
 
-    return s.store.update(Issue, issue.id, change, known=issue) or issue
+    return s.store.update_all(sync, Change(Issue, issue.id, change, known=issue))[1]  # bounty and link: one save
 
 
 def _write_back(s: Services, issue: Issue) -> Issue:
@@ -152,9 +156,9 @@ def _write_back(s: Services, issue: Issue) -> Issue:
         i.write_metadata(body_digest=sha256_hex(body))
         return i
 
-    issue = s.store.update(Issue, issue.id, change, known=issue) or issue
-    s.store.update(Spec, Spec.create_id(issue.feature_id), lambda spec: _mark_published(spec, issue.issue_hash))
-    return issue
+    key, spec_id = issue.issue_hash, Spec.create_id(issue.feature_id)
+    return s.store.update_all(Change(Issue, issue.id, change, known=issue),
+                              Change(Spec, spec_id, lambda spec: _mark_published(spec, key)))[0]
 
 
 def _mark_published(spec: Spec | None, key: str) -> Spec | None:

@@ -7,7 +7,7 @@ from typing import Any
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
-from mcp_tools.chain_record import lookup, mirror_labels, raise_for, sync_bounty
+from mcp_tools.chain_record import lookup, raise_for, record
 from mcp_tools.context import Services
 from mcp_tools.work import _bounty
 
@@ -34,8 +34,7 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
         current.report_merge(delivery_id=delivery_id, pr_url=pr_url)
         return True
 
-    bounty = sync_bounty(s, bounty_id, bounty, then=report) or bounty  # the merge and its delivery, one save
-    mirror_labels(s, bounty)
+    bounty, _ = record(s, bounty_id, bounty, then=report)  # the merge, its delivery and the label: one save
     return _answer(bounty, duplicate=False, pr_url=pr_url)
 
 
@@ -59,8 +58,7 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
                          "cancel with the sponsor's identity (CODE3_IDENTITY)")
     receipt = raise_for(s.chain.cancel_bounty(s.signer, bounty_id), f"bounty {bounty_id}")
-    bounty = sync_bounty(s, bounty_id, bounty) or bounty
-    mirror_labels(s, bounty)
+    bounty, _ = record(s, bounty_id, bounty)
     return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name, "tx_hash": receipt.tx_hash,
             "refunded": str(bounty.amount), "asset": bounty.asset}
 
@@ -85,7 +83,6 @@ def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
             raise Code3Error(Code.COOLING, f"bounty {bounty_id} is cooling down for {remaining} more seconds",
                              f"claim again after cooling_until={bounty.cooling_until}")
     receipt = raise_for(s.chain.claim_payout(s.signer, bounty_id), context)
-    bounty = sync_bounty(s, bounty_id, bounty) or bounty
-    mirror_labels(s, bounty)
+    bounty, _ = record(s, bounty_id, bounty)
     return {"success": True, "bounty_id": bounty_id, "tx_hash": receipt.tx_hash,
             "amount": str(bounty.amount), "asset": bounty.asset}

@@ -14,7 +14,7 @@ from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from domain.metadata import strip_block
 from domain.spec import branch_name
-from mcp_tools.chain_record import lookup, mirror_labels, raise_for, register, sync_bounty
+from mcp_tools.chain_record import index_change, lookup, raise_for, record, sync_bounty
 from mcp_tools.context import Services
 from mcp_tools.specs import check_feature_id
 from projections import board
@@ -54,8 +54,7 @@ def accept_task(s: Services, task_id: str) -> dict[str, Any]:
     if s.signer.address not in bounty.workers:
         raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
-        bounty = _bounty(s, issue.bounty_id, bounty)
-    labels = mirror_labels(s, bounty, issue)
+    _, labels = record(s, issue.bounty_id, bounty, issue=issue)
     return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
 
 
@@ -169,6 +168,5 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str, commit_sha: str | None =
         raise Code3Error(Code.UNAUTHORIZED, f"{pr_url} was opened by {pr.author}, not by you ({s.forge.actor})",
                          "submit your own PR")
     receipt = raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
-    register(s, "pr", pr_url, bounty_id)
-    mirror_labels(s, _bounty(s, bounty_id, bounty))
+    record(s, bounty_id, bounty, extra=(index_change("pr", pr_url, bounty_id),))
     return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": receipt.tx_hash}
