@@ -23,12 +23,15 @@ class Change(Generic[A]):
     `apply` gets the current aggregate (or None) and returns the aggregate to save (or None to save
     nothing); it must be safe to run again on newer state. `known`, an aggregate the caller loaded a
     moment ago, saves the first load; if it is stale, the save fails and everything is reloaded.
+    `new`: the aggregate most likely does not exist yet, so the first attempt skips loading it (a
+    deterministic id makes a wrong guess fail the save, and the retry loads it).
     """
 
     cls: type[A]
     aggregate_id: UUID
     apply: Callable[[A | None], A | None]
     known: A | None = None
+    new: bool = False
 
 
 class EventStore(Application):
@@ -56,8 +59,10 @@ class EventStore(Application):
         for attempt in range(attempts):
             results, dirty = [], []
             for change in changes:
-                fresh = attempt > 0 or change.known is None
-                current = self.get(change.cls, change.aggregate_id) if fresh else change.known
+                if attempt == 0 and (change.known is not None or change.new):
+                    current = change.known
+                else:
+                    current = self.get(change.cls, change.aggregate_id)
                 changed = change.apply(current)
                 results.append(current if changed is None else changed)
                 if changed is not None:

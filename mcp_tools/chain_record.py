@@ -59,8 +59,9 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
 
 
 def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
-                  then: Callable[[Bounty], bool] | None = None) -> Change[Bounty] | None:
-    """The sync as part of a unit of work; `then` may record one more event on the synced bounty."""
+                  then: Callable[[Bounty], bool] | None = None, new: bool = False) -> Change[Bounty] | None:
+    """The sync as part of a unit of work; `then` may record one more event on the synced bounty;
+    `new` when the bounty was just created on chain (most likely not recorded yet)."""
     events = s.chain.bounty_events(bounty_id)
     if not events:
         return None
@@ -72,7 +73,7 @@ def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
             changed.append(then(bounty))
         return bounty if current is None or any(changed) else None
 
-    return Change(Bounty, Bounty.create_id(bounty_id), apply, known)
+    return Change(Bounty, Bounty.create_id(bounty_id), apply, known, new=new)
 
 
 def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Callable[[Bounty], bool] | None = None,
@@ -134,7 +135,9 @@ def register(s: Services, kind: str, key: str, target: str) -> None:
     s.store.update_all(index_change(kind, key, target))
 
 
-def index_change(kind: str, key: str, target: str) -> Change[Index]:
+def index_change(kind: str, key: str, target: str, new: bool = True) -> Change[Index]:
+    """Registering is nearly always new: the first attempt does not load (see `Change.new`)."""
+
     def apply(current: Index | None) -> Index | None:
         if current is not None:
             if current.target != target:
@@ -143,7 +146,7 @@ def index_change(kind: str, key: str, target: str) -> Change[Index]:
             return None
         return Index(kind=kind, key=key, target=target)
 
-    return Change(Index, Index.create_id(kind, key), apply)
+    return Change(Index, Index.create_id(kind, key), apply, new=new)
 
 
 def lookup(s: Services, kind: str, key: str) -> str | None:

@@ -127,7 +127,7 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         bounty_id = str(receipt.events[0].data["bounty_id"])
     else:
         bounty_id = state.bounty_id
-    sync = bounty_change(s, bounty_id)
+    sync = bounty_change(s, bounty_id, new=state is None)
     assert sync is not None, "a bounty created on chain has its BountyCreated event"
 
     def change(current: Issue | None) -> Issue | None:
