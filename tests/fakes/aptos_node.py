@@ -16,18 +16,18 @@ import hashlib
 import json
 import re
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
 
 from adapters.aptos_abi import load_abi, normalize_address
 from adapters.local_ledger import LocalLedger, TransactionRejected
 from domain.chain_events import ChainEvent
 from domain.contract import ABORT_CODES, Abort, ContractAbort
+from tests.fakes.aptos_http import Drop, Handler, Reply, error, vm_rejection
 
 BCS_TX = "application/x.aptos.signed_transaction+bcs"
 FA_METADATA = "0x1::fungible_asset::Metadata"
@@ -38,34 +38,11 @@ _MOVES_FUNDS = {"BountyCreated", "BountyPaid", "BountyCancelled"}
 # the node prints addresses short, the adapter must read them long).
 MODULE_ADDRESS = "0x" + hashlib.sha3_256(b"code3::bounty stand-in").hexdigest()
 USDT_METADATA = "0x" + "aa01".rjust(64, "0")
-_VM_CODES = {"INVALID_SIGNATURE": 1, "INVALID_AUTH_KEY": 2, "SEQUENCE_NUMBER_TOO_OLD": 3,
-             "SEQUENCE_NUMBER_TOO_NEW": 4, "TRANSACTION_EXPIRED": 6, "BAD_CHAIN_ID": 21}
 
 
 def short(address: str) -> str:
     """How the node prints an address: 0x and the hex without leading zeros."""
     return "0x" + (normalize_address(address)[2:].lstrip("0") or "0")
-
-
-class _Reply(Exception):
-    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        self.status, self.body, self.headers = status, body, headers or {}
-
-
-class _Drop(Exception):
-    """Close the connection without an answer (after `hang_s`, so that the client times out first)."""
-
-    def __init__(self, hang_s: float | None) -> None:
-        self.hang_s = hang_s
-
-
-def _error(status: int, message: str, error_code: str, vm_error: str | None = None) -> _Reply:
-    return _Reply(status, {"message": message, "error_code": error_code,
-                           "vm_error_code": _VM_CODES.get(vm_error or "")})
-
-
-def _vm_rejection(vm_error: str) -> _Reply:
-    return _error(400, f"Invalid transaction: Type: Validation Code: {vm_error}", "vm_error", vm_error)
 
 
 class AptosNode:
@@ -90,7 +67,7 @@ class AptosNode:
         self._drops: list[float | None] = []
         self._aborts: list[tuple[int, str | None]] = []
         self._before_submit: list[Callable[[], None]] = []
-        handler = type("Handler", (_Handler,), {"node": self})
+        handler = type("Handler", (Handler,), {"node": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="aptos-node",
@@ -141,7 +118,7 @@ class AptosNode:
 
     # --- requests --------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: dict[str, str], headers: Any, body: bytes) -> _Reply:
+    def handle(self, method: str, path: str, query: dict[str, str], headers: Any, body: bytes) -> Reply:
         self.requests.append(f"{method} {path}")
         with self._lock:
             failure = next((f for f in self._failures if (f[1] in (None, method))
@@ -150,44 +127,44 @@ class AptosNode:
                 self._failures.remove(failure)
         if failure is not None:
             extra = {"Retry-After": str(failure[3])} if failure[3] is not None else {}
-            return _Reply(failure[0], {"message": "injected failure", "error_code": "internal_error"}, extra)
+            return Reply(failure[0], {"message": "injected failure", "error_code": "internal_error"}, extra)
         for verb, pattern, name in _ROUTES:
             match = re.match(pattern, path)
             if verb == method and match:
                 try:
                     return getattr(self, name)(*[unquote(g) for g in match.groups()], query=query,
                                                headers=headers, body=body)
-                except _Reply as reply:
+                except Reply as reply:
                     return reply
-                except _Drop:
+                except Drop:
                     raise
                 except Exception as exc:
                     self.errors.append(f"{method} {path}: {type(exc).__name__}: {exc}")
-                    return _error(500, f"stand-in error: {exc}", "internal_error")
-        return _error(404, f"no route {method} {path}", "web_framework_error")
+                    return error(500, f"stand-in error: {exc}", "internal_error")
+        return error(404, f"no route {method} {path}", "web_framework_error")
 
-    def _info(self, **_: Any) -> _Reply:
+    def _info(self, **_: Any) -> Reply:
         version = self._ledger_version()
-        return _Reply(200, {"chain_id": self.chain_id, "epoch": "1", "ledger_version": str(version),
+        return Reply(200, {"chain_id": self.chain_id, "epoch": "1", "ledger_version": str(version),
                             "oldest_ledger_version": "0", "ledger_timestamp": str(self.ledger.now() * 1_000_000),
                             "node_role": "full_node", "oldest_block_height": "0", "block_height": str(version),
                             "git_hash": "stand-in"})
 
-    def _account(self, address: str, **_: Any) -> _Reply:
+    def _account(self, address: str, **_: Any) -> Reply:
         addr = normalize_address(address)
         sequence = self.ledger.sequence_number(addr)
         if sequence == 0 and addr not in self._funded:
-            raise _error(404, f"Account not found by Address({address})", "account_not_found")
-        return _Reply(200, {"sequence_number": str(sequence), "authentication_key": addr})
+            raise error(404, f"Account not found by Address({address})", "account_not_found")
+        return Reply(200, {"sequence_number": str(sequence), "authentication_key": addr})
 
-    def _submit(self, query: dict[str, str], headers: Any, body: bytes, **_: Any) -> _Reply:
+    def _submit(self, query: dict[str, str], headers: Any, body: bytes, **_: Any) -> Reply:
         from aptos_sdk.account_address import AccountAddress
         from aptos_sdk.authenticator import Ed25519Authenticator
         from aptos_sdk.bcs import Deserializer
         from aptos_sdk.transactions import SignedTransaction, TransactionPayload
 
         if headers.get("Content-Type") != BCS_TX:
-            raise _error(415, f"expected Content-Type {BCS_TX}", "invalid_input")
+            raise error(415, f"expected Content-Type {BCS_TX}", "invalid_input")
         with self._lock:
             hooks, self._before_submit = self._before_submit, []
         for hook in hooks:
@@ -195,28 +172,28 @@ class AptosNode:
         try:
             signed = SignedTransaction.deserialize(Deserializer(body))
         except Exception as exc:
-            raise _error(400, f"Failed to deserialize input into SignedTransaction: {exc}", "invalid_input") from None
+            raise error(400, f"Failed to deserialize input into SignedTransaction: {exc}", "invalid_input") from None
         auth = signed.authenticator.authenticator
         if not isinstance(auth, Ed25519Authenticator) or not signed.verify():
-            raise _vm_rejection("INVALID_SIGNATURE")
+            raise vm_rejection("INVALID_SIGNATURE")
         raw = signed.transaction
         sender = normalize_address(str(raw.sender))
         if normalize_address(str(AccountAddress.from_key(auth.public_key))) != sender:
-            raise _vm_rejection("INVALID_AUTH_KEY")
+            raise vm_rejection("INVALID_AUTH_KEY")
         if raw.chain_id != self.chain_id:
-            raise _vm_rejection("BAD_CHAIN_ID")
+            raise vm_rejection("BAD_CHAIN_ID")
         if raw.payload.variant != TransactionPayload.SCRIPT_FUNCTION:
-            raise _error(400, "only entry function payloads are served here", "invalid_input")
+            raise error(400, "only entry function payloads are served here", "invalid_input")
         function, args = self._decode_call(raw.payload.value)
         tx_hash = "0x" + hashlib.sha3_256(_TX_SALT + b"\x00" + body).hexdigest()
         with self._lock:
             expected = self.ledger.sequence_number(sender)
             if raw.sequence_number < expected:
-                raise _vm_rejection("SEQUENCE_NUMBER_TOO_OLD")
+                raise vm_rejection("SEQUENCE_NUMBER_TOO_OLD")
             if raw.sequence_number > expected:  # a real mempool parks it; nothing here would ever fill the gap
-                raise _vm_rejection("SEQUENCE_NUMBER_TOO_NEW")
+                raise vm_rejection("SEQUENCE_NUMBER_TOO_NEW")
             if raw.expiration_timestamps_secs <= self.ledger.now():
-                raise _vm_rejection("TRANSACTION_EXPIRED")
+                raise vm_rejection("TRANSACTION_EXPIRED")
             vm_status = self._execute(sender, raw.sequence_number, function, args, tx_hash,
                                       auth.public_key.to_crypto_bytes())
             self._submitted[tx_hash] = self._signed_fields(raw, auth, function, args, vm_status)
@@ -224,8 +201,8 @@ class AptosNode:
             self.committed.append(tx_hash)
             drop = self._drops.pop(0) if self._drops else False
         if drop is not False:
-            raise _Drop(drop)
-        return _Reply(202, {"hash": tx_hash, **self._submitted[tx_hash], "type": "pending_transaction"})
+            raise Drop(drop)
+        return Reply(202, {"hash": tx_hash, **self._submitted[tx_hash], "type": "pending_transaction"})
 
     def _decode_call(self, entry: Any) -> tuple[str, dict[str, Any]]:
         from aptos_sdk.account_address import AccountAddress
@@ -234,14 +211,14 @@ class AptosNode:
         module_ok = (normalize_address(str(entry.module.address)) == self.module_address
                      and entry.module.name == self.abi.module)
         if not module_ok or entry.function not in self.abi.entry_functions or entry.function == "initialize":
-            raise _error(400, f"FUNCTION_NOT_FOUND: {entry.module}::{entry.function}", "invalid_input")
+            raise error(400, f"FUNCTION_NOT_FOUND: {entry.module}::{entry.function}", "invalid_input")
         decoders: dict[str, Callable[[Deserializer], Any]] = {
             "u64": lambda d: d.u64(), "String": lambda d: d.str(),
             "address": lambda d: normalize_address(str(AccountAddress.deserialize(d))),
         }
         params = self.abi.arguments(entry.function)
         if len(params) != len(entry.args):
-            raise _error(400, "NUMBER_OF_ARGUMENTS_MISMATCH", "invalid_input")
+            raise error(400, "NUMBER_OF_ARGUMENTS_MISMATCH", "invalid_input")
         args = {name: decoders[kind](Deserializer(value)) for (name, kind), value in zip(params, entry.args,
                                                                                            strict=True)}
         if "bounty_id" in args:
@@ -267,7 +244,7 @@ class AptosNode:
         try:
             self.ledger.execute(tx, tx_hash, public_key)
         except TransactionRejected as exc:
-            raise _error(400, str(exc), "invalid_input") from None
+            raise error(400, str(exc), "invalid_input") from None
         finally:
             if forced is not None:
                 del self.ledger._run
@@ -337,55 +314,55 @@ class AptosNode:
                 "type": f"{short(self.module_address)}::{self.abi.module}::{ev.type}",
                 "data": {name: self._json(kind, ev.data[name]) for name, kind in self.abi.events[ev.type]}}
 
-    def _by_hash(self, tx_hash: str, **_: Any) -> _Reply:
+    def _by_hash(self, tx_hash: str, **_: Any) -> Reply:
         tx = self.transaction(tx_hash)
         if tx is None:
-            raise _error(404, f"Transaction not found by Transaction hash({tx_hash})", "transaction_not_found")
+            raise error(404, f"Transaction not found by Transaction hash({tx_hash})", "transaction_not_found")
         with self._lock:
             if self._pending_left.get(tx["hash"], 0) > 0:
                 self._pending_left[tx["hash"]] -= 1
-                return _Reply(200, {**tx, "type": "pending_transaction"})
-        return _Reply(200, tx)
+                return Reply(200, {**tx, "type": "pending_transaction"})
+        return Reply(200, tx)
 
-    def _by_version(self, version: str, **_: Any) -> _Reply:
+    def _by_version(self, version: str, **_: Any) -> Reply:
         tx_hash = self.ledger.hash_at(int(version))
         if tx_hash is None:
-            raise _error(404, f"Transaction not found by Ledger version({version})", "transaction_not_found")
-        return _Reply(200, self.transaction(tx_hash))
+            raise error(404, f"Transaction not found by Ledger version({version})", "transaction_not_found")
+        return Reply(200, self.transaction(tx_hash))
 
-    def _handle_events(self, address: str, handle: str, field: str, query: dict[str, str], **_: Any) -> _Reply:
+    def _handle_events(self, address: str, handle: str, field: str, query: dict[str, str], **_: Any) -> Reply:
         parts = handle.split("::")
         ours = (normalize_address(address) == self.module_address and len(parts) == 3
                 and normalize_address(parts[0]) == self.module_address
                 and parts[1:] == [self.abi.module, self.abi.handle_resource] and field in self._fields)
         if not ours:
-            raise _error(404, f"Resource not found by Address({address}), Struct tag({handle})", "resource_not_found")
+            raise error(404, f"Resource not found by Address({address}), Struct tag({handle})", "resource_not_found")
         start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
         stream = [ev for ev in self._events() if self.abi.handle_fields[ev.type] == field]
-        return _Reply(200, [{"version": str(ev.version), **self._handle_event(ev, seq)}
+        return Reply(200, [{"version": str(ev.version), **self._handle_event(ev, seq)}
                             for seq, ev in enumerate(stream)][start:start + limit])
 
-    def _view(self, body: bytes, **_: Any) -> _Reply:
+    def _view(self, body: bytes, **_: Any) -> Reply:
         request = json.loads(body)
         address, module, function = request["function"].split("::")
         args = request.get("arguments", [])
         if module == "primary_fungible_store" and function == "balance" and normalize_address(address) == "0x" + \
                 "0" * 63 + "1" and request.get("type_arguments") == [FA_METADATA]:
             symbol = self.assets.get(normalize_address(args[1]))
-            return _Reply(200, [str(self.ledger.balance(normalize_address(args[0]), symbol) if symbol else 0)])
+            return Reply(200, [str(self.ledger.balance(normalize_address(args[0]), symbol) if symbol else 0)])
         if normalize_address(address) != self.module_address or module != self.abi.module \
                 or function not in self.abi.views:
-            raise _error(400, f"FUNCTION_NOT_FOUND: {request['function']}", "invalid_input")
+            raise error(400, f"FUNCTION_NOT_FOUND: {request['function']}", "invalid_input")
         returns = self.abi.views[function]["returns"]
         if function == "list_bounty_ids":
-            return _Reply(200, [[b.bounty_id for b in self.ledger.list_bounties()]])
+            return Reply(200, [[b.bounty_id for b in self.ledger.list_bounties()]])
         state = (self.ledger.get_bounty(args[0]) if function == "get_bounty"
                  else self.ledger.find_bounty_by_issue_hash(args[0]))
         value = None
         if state is not None:
             value = {**state.to_dict(), "bounty_id": int(state.bounty_id),
                      "submissions": [{"worker": w, **s} for w, s in state.submissions.items()]}
-        return _Reply(200, [self._json(returns, value)])
+        return Reply(200, [self._json(returns, value)])
 
     def _json(self, move_type: str, value: Any) -> Any:
         """A Move value as the REST API prints it."""
@@ -419,42 +396,6 @@ _ROUTES = [
     ("GET", r"^/v1/transactions/by_version/(\d+)$", "_by_version"),
     ("POST", r"^/v1/view$", "_view"),
 ]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    node: AptosNode
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # one buffered write per answer: no 40 ms delayed-ACK stalls
-    wbufsize = -1
-
-    def log_message(self, format: str, *args: Any) -> None:  # the request log is `node.requests`
-        pass
-
-    def _serve(self, method: str) -> None:
-        parts = urlsplit(self.path)
-        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            reply = self.node.handle(method, parts.path, query, self.headers, body)
-        except _Drop as drop:
-            if drop.hang_s:
-                time.sleep(drop.hang_s)
-            self.close_connection = True
-            return
-        payload = json.dumps(reply.body).encode()
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
 
 
 def aptos_chain(tmp_path: Path) -> Iterator[tuple[Any, Callable[[str, int], None]]]:
