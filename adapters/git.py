@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from pathlib import Path
 
 AUTHOR = ["-c", "user.name=code3", "-c", "user.email=code3@localhost", "-c", "init.defaultBranch=main",
@@ -46,3 +47,28 @@ def current_branch(workdir: Path) -> str | None:
     """The branch checked out in a working copy, or None when HEAD is detached."""
     head = (workdir / ".git" / "HEAD").read_text().strip()
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def init_bare(bare: Path, readme: str) -> None:
+    """A bare repository whose `main` holds one commit with a README (what a forge creates)."""
+    bare.parent.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "w"
+        git("clone", "-q", str(bare), str(work))
+        (work / "README.md").write_text(readme)
+        commit_all(work, "Initial commit")
+        git("push", "-q", "origin", "HEAD:main", cwd=work)
+
+
+def merge_branch(base: Path, base_ref: str, head: Path, head_ref: str, message: str) -> tuple[str, str]:
+    """`git merge --no-ff` of `head`'s branch into `base`'s, pushed back; (merge sha, merged head sha)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "w"
+        git("clone", "-q", "--branch", base_ref, str(base), str(work))
+        git("fetch", "-q", str(head), head_ref, cwd=work)
+        head_sha = git("rev-parse", "FETCH_HEAD", cwd=work)
+        git("merge", "-q", "--no-ff", "-m", message, "FETCH_HEAD", cwd=work)
+        sha = git("rev-parse", "HEAD", cwd=work)
+        git("push", "-q", "origin", f"HEAD:{base_ref}", cwd=work)
+    return sha, head_sha

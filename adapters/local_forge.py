@@ -13,13 +13,12 @@ import json
 import re
 import shutil
 import sqlite3
-import tempfile
 import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
 
-from adapters.git import commit_all, git, read_ref
+from adapters.git import git, init_bare, merge_branch, read_ref
 from adapters.ports import Comment, IssueRef, PullRequest
 from adapters.sqlite_db import SqliteDb
 from adapters.webhook_payloads import pull_request_event
@@ -86,15 +85,7 @@ class LocalForge:
         with self.db.statement() as db:
             if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone():
                 return self.repo_url(repo)
-        bare = self._git_dir(repo)
-        bare.parent.mkdir(parents=True, exist_ok=True)
-        git("init", "-q", "--bare", "-b", "main", str(bare))
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp) / "w"
-            git("clone", "-q", str(bare), str(work))
-            (work / "README.md").write_text(readme or f"# {repo}\n")
-            commit_all(work, "Initial commit")
-            git("push", "-q", "origin", "HEAD:main", cwd=work)
+        init_bare(self._git_dir(repo), readme or f"# {repo}\n")
         with self.db.statement() as db:
             db.execute("INSERT OR IGNORE INTO repos VALUES (?, NULL, 'main')", (repo,))
         return self.repo_url(repo)
@@ -246,14 +237,8 @@ class LocalForge:
         if pr.state != "open":
             raise Code3Error(Code.INVALID_STATE, f"{url} is {pr.state}", "only an open PR can be merged")
         head_repo, branch = pr.head.split(":", 1)
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp) / "w"
-            git("clone", "-q", "--branch", pr.base, str(self._git_dir(pr.repo)), str(work))
-            git("fetch", "-q", str(self._git_dir(head_repo)), branch, cwd=work)
-            git("merge", "-q", "--no-ff", "-m", f"Merge pull request #{pr.number} from {pr.head}", "FETCH_HEAD",
-                cwd=work)
-            sha = git("rev-parse", "HEAD", cwd=work)
-            git("push", "-q", "origin", f"HEAD:{pr.base}", cwd=work)
+        sha, _ = merge_branch(self._git_dir(pr.repo), pr.base, self._git_dir(head_repo), branch,
+                              f"Merge pull request #{pr.number} from {pr.head}")
         with self.db.statement() as db:
             db.execute("UPDATE issues SET state = 'closed', merged = 1, merge_sha = ? WHERE repo = ? AND number = ?",
                        (sha, pr.repo, pr.number))

@@ -262,39 +262,3 @@ def add_latency_interleaved(
                 if i >= warmup:
                     out.append(elapsed)
         return [(out, peak_rss_mb(peer.pid)) for peer, out in zip(peers, samples, strict=True)]
-
-
-def add_latency_with_rss(
-    cmd: Sequence[str],
-    env: Mapping[str, str] | None,
-    calls: int,
-    *,
-    warmup: int = 20,
-    tool: str = "add",
-    cwd: str | os.PathLike[str] | None = None,
-    timeout: float = 120.0,
-) -> tuple[list[float], float | None]:
-    """Like `add_latency`, also returning the server's peak RSS (MiB) read before it is shut down."""
-    [result] = add_latency_interleaved(
-        [(cmd, env)], calls, warmup=warmup, tool=tool, cwd=cwd, timeout=timeout
-    )
-    return result
-
-
-def add_latency(
-    cmd: Sequence[str],
-    env: Mapping[str, str] | None,
-    calls: int,
-    *,
-    warmup: int = 20,
-    tool: str = "add",
-    cwd: str | os.PathLike[str] | None = None,
-    timeout: float = 120.0,
-) -> list[float]:
-    """Seconds per `tools/call` round trip of `add(a=5, b=3)` on one initialized server.
-
-    The first `warmup` calls are discarded so lazy imports and caches on the first call do not skew
-    the steady-state numbers; every answer must contain "= 8".
-    """
-    samples, _ = add_latency_with_rss(cmd, env, calls, warmup=warmup, tool=tool, cwd=cwd, timeout=timeout)
-    return samples

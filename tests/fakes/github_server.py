@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from adapters.git import commit_all, git
+from adapters.git import git, init_bare, merge_branch
 from tests.fakes.github_payloads import JSON, Payloads
 
 API = "/api/v3"
@@ -170,15 +170,7 @@ class FakeGitHub:
         with self._lock:
             if repo in self.state.repos:
                 return f"{self.web_url}/{repo}"
-            bare = self.bare(repo)
-            bare.parent.mkdir(parents=True, exist_ok=True)
-            git("init", "-q", "--bare", "-b", "main", str(bare))
-            with tempfile.TemporaryDirectory() as tmp:
-                work = Path(tmp) / "w"
-                git("clone", "-q", str(bare), str(work))
-                (work / "README.md").write_text(readme or f"# {repo}\n")
-                commit_all(work, "Initial commit")
-                git("push", "-q", "origin", "HEAD:main", cwd=work)
+            init_bare(self.bare(repo), readme or f"# {repo}\n")
             self._register(repo, None)
         return f"{self.web_url}/{repo}"
 
@@ -195,14 +187,8 @@ class FakeGitHub:
             item = self.state.items[repo][number]
             pull = item.pull
             assert pull is not None and item.state == "open", f"{repo}#{number} is not an open pull request"
-            with tempfile.TemporaryDirectory() as tmp:
-                work = Path(tmp) / "w"
-                git("clone", "-q", "--branch", pull["base_ref"], str(self.bare(repo)), str(work))
-                git("fetch", "-q", str(self.bare(pull["head_repo"])), pull["head_ref"], cwd=work)
-                head_sha = git("rev-parse", "FETCH_HEAD", cwd=work)
-                git("merge", "-q", "--no-ff", "-m", f"Merge pull request #{number}", "FETCH_HEAD", cwd=work)
-                sha = git("rev-parse", "HEAD", cwd=work)
-                git("push", "-q", "origin", f"HEAD:{pull['base_ref']}", cwd=work)
+            sha, head_sha = merge_branch(self.bare(repo), pull["base_ref"], self.bare(pull["head_repo"]),
+                                         pull["head_ref"], f"Merge pull request #{number}")
             now = time.time()
             pull |= {"merged_at": now, "merge_sha": sha, "head_sha": head_sha, "merged_by": by or repo.split("/")[0]}
             item.state, item.closed, item.updated = "closed", now, now
