@@ -9,6 +9,7 @@ from uuid import UUID
 from adapters.event_store import Change, EventStore
 from adapters.ports import Forge, Receipt
 from domain.bounty import Bounty
+from domain.chain_events import ChainEvent
 from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, Status
 from domain.errors import Code, Code3Error
 from domain.index import Index
@@ -63,9 +64,11 @@ def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
     """The sync as part of a unit of work; `then` may record one more event on the synced bounty;
     `new` when the bounty was just created on chain (most likely not recorded yet)."""
     events = s.chain.bounty_events(bounty_id)
-    if not events:
-        return None
+    return _follow(bounty_id, events, known, then, new) if events else None
 
+
+def _follow(bounty_id: str, events: list[ChainEvent], known: Bounty | None,
+            then: Callable[[Bounty], bool] | None, new: bool) -> Change[Bounty]:
     def apply(current: Bounty | None) -> Bounty | None:
         bounty = current or Bounty.from_chain(events[0])
         changed = [bounty.observe(ev) for ev in events[1:]]
@@ -80,9 +83,10 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
            issue: Issue | None = None, extra: tuple[Change[Any], ...] = ()) -> tuple[Bounty, list[str]]:
     """After a transaction: the bounty's new chain events, its issue's state label and `extra` changes,
     saved in one transaction. Returns the bounty and the issue's labels."""
-    sync = bounty_change(s, bounty_id, known, then)
-    if sync is None:
+    events = s.chain.bounty_events(bounty_id)
+    if not events:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
+    sync = _follow(bounty_id, events, known, then, new=False)
     synced: list[Bounty] = []
 
     def apply(current: Bounty | None) -> Bounty | None:
@@ -90,16 +94,11 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
         synced[:] = [result or current]  # type: ignore[list-item]
         return result
 
-    issue_hash = issue.issue_hash if issue else known.issue_hash if known else sync.apply(None).issue_hash  # type: ignore[union-attr]
+    issue_hash = str(events[0].data["issue_hash"])
     labels: list[str] = []
     mirror = labels_change(s.forge, Issue.create_id(issue_hash), lambda: Status(synced[0].status), labels, issue)
     bounty = s.store.update_all(Change(Bounty, sync.aggregate_id, apply, known), mirror, *extra)[0]
     return bounty, labels
-
-
-def mirror_labels(s: Services, bounty: Bounty, issue: Issue | None = None) -> list[str]:
-    """Put the bounty's state label on its issue (the forge reflects the chain; it never drives it)."""
-    return reflect_labels(s.store, s.forge, Issue.create_id(bounty.issue_hash), Status(bounty.status), issue)
 
 
 def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status,
