@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from adapters.ports import Receipt
+from code3.cli import main
 from domain.bounty import Bounty
 from domain.contract import Status
 from mcp_tools import work
@@ -101,7 +104,8 @@ class NodeDown:
         return getattr(self.inner, name)
 
 
-def test_a_failing_delivery_is_retried_then_dead_lettered_then_replayed(world: World) -> None:
+def test_a_failing_delivery_is_retried_then_dead_lettered_then_replayed(
+        world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     w = world
     _, pr_url = submitted(w)
     w.stack.merge_pr(pr_url)
@@ -117,10 +121,15 @@ def test_a_failing_delivery_is_retried_then_dead_lettered_then_replayed(world: W
     assert letter["delivery_id"] == "d-9" and letter["attempts"] == 5
     assert letter["last_error"]["code"] == "E_CHAIN_TX_FAILED"
 
-    inbox.revive("d-9")
-    [replayed] = retry_due(w["alice"])
-    assert replayed.status == 200 and inbox.dead() == []
-    bounty = w["alice"].store.get(Bounty, Bounty.create_id(replayed.body["bounty_id"]))
+    if w.database_url:
+        monkeypatch.setenv("CODE3_DATABASE_URL", w.database_url)
+    cli = ["--project", str(w.project), "--identity", "alice"]
+    assert main(["webhooks", "list", *cli]) == 0
+    assert "d-9" in capsys.readouterr().out
+    assert main(["webhooks", "retry", *cli]) == 0, "the replay through the healthy chain succeeds"
+    [replayed] = json.loads(capsys.readouterr().out)
+    assert replayed["delivery_id"] == "d-9" and replayed["status"] == 200 and inbox.dead() == []
+    bounty = w["alice"].store.get(Bounty, Bounty.create_id(replayed["bounty_id"]))
     assert bounty.status is Status.COOLING_DOWN and bounty.has_delivery("d-9")
 
 
