@@ -65,7 +65,7 @@ def accept_best_task(s: Services, min_amount: str = "0", strategy: str = "max_am
     if strategy not in ("max_amount", "max_amount_per_effort"):
         raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
                          "use max_amount or max_amount_per_effort")
-    Runner(s.store, s.views).catch_up(BountyBoard())  # read our own writes
+    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
     candidates: list[tuple[float, int, str]] = []
     for row in board.open_bounties(s.views):
         if (row["amount"] < int(min_amount) or row["task_id"] is None or s.signer.address in row["workers"]

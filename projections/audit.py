@@ -90,7 +90,7 @@ def verify(s: Services) -> Verdict:
         live = s.store.repository.get(aggregate_id)
         if state_of(state) != state_of(live):
             verdict.problems.append(f"aggregate {aggregate_id} differs between replay and repository")
-    Runner(s.store, s.views).catch_up(BountyBoard())
+    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)
     with tempfile.TemporaryDirectory() as tmp:
         fresh = ViewDB(sqlite_path=Path(tmp) / "verify.sqlite")
         try:

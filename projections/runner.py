@@ -95,10 +95,15 @@ class Runner:
             applied += 1
         return applied
 
-    def catch_up(self, projector: Projector, limit: int = 500) -> int:
+    def catch_up(self, projector: Projector, limit: int = 500, keep_lease: bool = True) -> int:
+        """Apply events until none are left; a one-off catch-up (`keep_lease=False`) hands the lease back."""
         total = 0
-        while (n := self.run_once(projector, limit)) > 0:
-            total += n
+        try:
+            while (n := self.run_once(projector, limit)) > 0:
+                total += n
+        finally:
+            if not keep_lease:
+                self.release(projector.name)
         return total
 
 

@@ -112,3 +112,15 @@ def test_a_mirror_that_disagrees_with_the_chain_is_corrected_and_the_disagreemen
     events = [type(e).__name__ for e in store.repository.event_store.get(fixed.id)]
     assert events[-1] == "Reconciled"
     assert reconcile_all(w["alice"]) == []
+
+
+def test_a_one_off_catch_up_hands_the_lease_back(world: World) -> None:
+    """Two MCP servers each catch the board up before choosing a task: neither waits out the other's lease."""
+    w = world
+    w.published()
+    first = Runner(w["alice"].store, w["alice"].views, owner="mcp-bob")
+    assert first.catch_up(BountyBoard(), keep_lease=False) > 0
+    w.published(description="A second feature")
+    second = Runner(w["alice"].store, w["alice"].views, owner="mcp-carol")
+    assert second.catch_up(BountyBoard(), keep_lease=False) > 0
+    assert len(board.rows(w["alice"].views)) == 2
