@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from domain.chain_events import ChainEvent
 from domain.contract import BountyState
@@ -120,6 +120,3 @@ class SpecWriter(Protocol):
     def spec(self, feature_id: str, description: str) -> str: ...
     def plan(self, feature_id: str, spec_md: str, tech_constraints: str | None) -> dict[str, str]: ...
     def tasks(self, feature_id: str, artifacts: dict[str, str]) -> str: ...
-
-
-JSON = dict[str, Any]
