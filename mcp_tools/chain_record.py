@@ -86,19 +86,26 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
     events = s.chain.bounty_events(bounty_id)
     if not events:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
-    sync = _follow(bounty_id, events, known, then, new=False)
     synced: list[Bounty] = []
 
-    def apply(current: Bounty | None) -> Bounty | None:
-        result = sync.apply(current)
-        synced[:] = [result or current]  # type: ignore[list-item]
-        return result
+    def capture(bounty: Bounty) -> bool:
+        synced[:] = [bounty]  # the label below follows the bounty as this attempt left it
+        return then(bounty) if then is not None else False
 
     issue_hash = str(events[0].data["issue_hash"])
     labels: list[str] = []
     mirror = labels_change(s.forge, Issue.create_id(issue_hash), lambda: Status(synced[0].status), labels, issue)
-    bounty = s.store.update_all(Change(Bounty, sync.aggregate_id, apply, known), mirror, *extra)[0]
+    bounty = s.store.update_all(_follow(bounty_id, events, known, capture, new=False), mirror, *extra)[0]
     return bounty, labels
+
+
+def require_bounty(s: Services, bounty_id: str) -> Bounty:
+    """The bounty, synced with the chain first; E_NOT_FOUND when the chain has no such bounty."""
+    bounty = sync_bounty(s, str(bounty_id))
+    if bounty is None:
+        raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain",
+                         "check the bounty_id (accept_task returns it)")
+    return bounty
 
 
 def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status,
@@ -134,7 +141,7 @@ def register(s: Services, kind: str, key: str, target: str) -> None:
     s.store.update_all(index_change(kind, key, target))
 
 
-def index_change(kind: str, key: str, target: str, new: bool = True) -> Change[Index]:
+def index_change(kind: str, key: str, target: str) -> Change[Index]:
     """Registering is nearly always new: the first attempt does not load (see `Change.new`)."""
 
     def apply(current: Index | None) -> Index | None:
@@ -145,7 +152,7 @@ def index_change(kind: str, key: str, target: str, new: bool = True) -> Change[I
             return None
         return Index(kind=kind, key=key, target=target)
 
-    return Change(Index, Index.create_id(kind, key), apply, new=new)
+    return Change(Index, Index.create_id(kind, key), apply, new=True)
 
 
 def lookup(s: Services, kind: str, key: str) -> str | None:

@@ -54,10 +54,7 @@ class Runtime:
         if module == "mcp_tools.demo_add":  # needs no services
             return CallToolResult(content=[TextContent(type="text", text=target(**kwargs))])
         try:
-            with self._lock:
-                if self._services is None:
-                    self._services = self._factory()
-                result = target(self._services, **kwargs)
+            result = self.run(lambda services: target(services, **kwargs))
         except Code3Error as exc:
             log.info("tool %s failed: %s", handler, exc.code.value)
             return _result(exc.as_dict(), is_error=True)

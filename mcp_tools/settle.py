@@ -7,9 +7,8 @@ from typing import Any
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
-from mcp_tools.chain_record import lookup, raise_for, record
+from mcp_tools.chain_record import lookup, raise_for, record, require_bounty
 from mcp_tools.context import Services
-from mcp_tools.work import _bounty
 
 
 def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | None = None) -> dict[str, Any]:
@@ -18,7 +17,7 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
     if bounty_id is None:
         raise Code3Error(Code.NOT_FOUND, f"{pr_url} was not submitted for any bounty",
                          "only PRs submitted with server_mcp.submit_pr are settled")
-    bounty = _bounty(s, bounty_id)
+    bounty = require_bounty(s, bounty_id)
     if bounty.has_delivery(delivery_id):
         return _answer(bounty, duplicate=True)
     if bounty.status in (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED):
@@ -51,7 +50,7 @@ def _answer(bounty: Bounty, duplicate: bool, pr_url: str | None = None) -> dict[
 
 def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
     """The sponsor takes back an unmerged bounty (or disputes one that is cooling): the escrow is refunded."""
-    bounty = _bounty(s, bounty_id)
+    bounty = require_bounty(s, bounty_id)
     if bounty.status is Status.CANCELLED:
         return {"success": True, "bounty_id": bounty_id, "state": Status.CANCELLED.name}
     if bounty.sponsor != s.signer.address:
@@ -64,7 +63,7 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
 
 
 def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
-    bounty = _bounty(s, bounty_id)
+    bounty = require_bounty(s, bounty_id)
     if bounty.status is Status.PAID:
         if bounty.winner != s.signer.address:
             raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",

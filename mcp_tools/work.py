@@ -8,13 +8,12 @@ from typing import Any
 
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
-from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from domain.metadata import strip_block
 from domain.spec import branch_name
-from mcp_tools.chain_record import index_change, lookup, raise_for, record, sync_bounty
+from mcp_tools.chain_record import index_change, lookup, raise_for, record, require_bounty
 from mcp_tools.context import Services
 from mcp_tools.specs import check_feature_id
 from projections import board
@@ -39,18 +38,10 @@ def _issue_for_task(s: Services, task_id: str) -> Issue:
     return issue
 
 
-def _bounty(s: Services, bounty_id: str, known: Bounty | None = None) -> Bounty:
-    bounty = sync_bounty(s, str(bounty_id), known)
-    if bounty is None:
-        raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain",
-                         "check the bounty_id (accept_task returns it)")
-    return bounty
-
-
 def accept_task(s: Services, task_id: str) -> dict[str, Any]:
     issue = _issue_for_task(s, task_id)
     assert issue.bounty_id is not None
-    bounty = _bounty(s, issue.bounty_id)
+    bounty = require_bounty(s, issue.bounty_id)
     if s.signer.address not in bounty.workers:
         raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
@@ -147,7 +138,7 @@ def comment_issue(s: Services, issue_url: str, body: str) -> dict[str, Any]:
 
 
 def submit_pr(s: Services, bounty_id: str, pr_url: str, commit_sha: str | None = None) -> dict[str, Any]:
-    bounty = _bounty(s, bounty_id)
+    bounty = require_bounty(s, bounty_id)
     if commit_sha is not None and not SHA.match(commit_sha):
         raise Code3Error(Code.VALIDATION, f"commit_sha {commit_sha!r} is not a hex commit id",
                          "pass the PR head's commit id, or omit it")
