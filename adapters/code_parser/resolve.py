@@ -1,0 +1,275 @@
+"""Imports → project paths (project-relative, posix), per language; None when the target is not in the project.
+
+Resolved: Python (relative and absolute within the project, packages' `__init__.py`, submodules named in
+`from p import m`), JavaScript/TypeScript (relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files,
+`./x.js` naming `x.ts`), Go (module path from the nearest go.mod → the package *directory*), Rust (`mod x;`,
+`crate::`/`self::`/`super::` paths → the module's file), Java (package → file under the file's source root,
+`pkg.*` → the package directory), C/C++ (`#include "…"` beside the file, then under `include/` dirs and the
+project root), Ruby (`require_relative`, and `require` under lib/), and relative path imports of PHP, Solidity,
+Zig, Bash, Julia and Lua's `require("a.b")`. Everything else keeps only its import text.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable
+
+from domain.skeleton import FileSkeleton, Import
+
+JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
+
+
+class ProjectIndex:
+    """What resolution asks the file system, memoised (one per scan; cheap to create)."""
+
+    def __init__(self, root: str | os.PathLike[str], known_files: set[str] | None = None) -> None:
+        self.root = os.fspath(root)
+        self._files: dict[str, bool] = dict.fromkeys(known_files or (), True)
+        self._dirs: dict[str, bool] = {}
+        self._go_mod: dict[str, tuple[str, str] | None] = {}
+
+    def is_file(self, rel: str) -> bool:
+        if not rel or rel.startswith("../") or rel == "..":
+            return False
+        found = self._files.get(rel)
+        if found is None:
+            found = self._files[rel] = os.path.isfile(os.path.join(self.root, rel))
+        return found
+
+    def is_dir(self, rel: str) -> bool:
+        if rel.startswith("../") or rel == "..":
+            return False
+        found = self._dirs.get(rel)
+        if found is None:
+            found = self._dirs[rel] = os.path.isdir(os.path.join(self.root, rel or "."))
+        return found
+
+    def first_file(self, candidates: list[str]) -> str | None:
+        for c in candidates:
+            c = posixpath.normpath(c)
+            if self.is_file(c):
+                return c
+        return None
+
+    def ancestors(self, rel_dir: str) -> list[str]:
+        out = []
+        d = rel_dir
+        while True:
+            out.append(d)
+            if d in ("", "."):
+                break
+            d = posixpath.dirname(d)
+        return out
+
+    def go_module(self, rel_dir: str) -> tuple[str, str] | None:
+        """(module path, directory of its go.mod) for the nearest go.mod at or above a directory."""
+        for d in self.ancestors(rel_dir):
+            if d in self._go_mod:
+                return self._go_mod[d]
+            mod = posixpath.join(d, "go.mod") if d else "go.mod"
+            if self.is_file(mod):
+                found = None
+                try:
+                    with open(os.path.join(self.root, mod), encoding="utf-8", errors="replace") as fh:
+                        for text in fh:
+                            if text.startswith("module "):
+                                found = (text.split()[1].strip('"'), d)
+                                break
+                except OSError:
+                    found = None
+                self._go_mod[d] = found
+                return found
+        return None
+
+
+def _dir(path: str) -> str:
+    return posixpath.dirname(path)
+
+
+def _join(*parts: str) -> str:
+    return posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else ""
+
+
+def _python(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    names = [n for n in imp.names if n != "*"]
+    if spec.startswith("."):
+        level = len(spec) - len(spec.lstrip("."))
+        base = _dir(path)
+        for _ in range(level - 1):
+            base = _dir(base)
+        roots = [base]
+        module = spec[level:]
+    else:
+        # source roots: above the topmost package holding the file, the project root, src/
+        top = _dir(path)
+        while top and ix.is_file(_join(top, "__init__.py")):
+            top = _dir(top)
+        roots = list(dict.fromkeys([top, "", "src"]))
+        module = spec
+    parts = module.split(".") if module else []
+    for root in roots:
+        base = _join(root, *parts)
+        if names:  # `from pkg import core` names the submodule pkg/core.py
+            sub = ix.first_file([_join(base, names[0]) + ".py", _join(base, names[0], "__init__.py")])
+            if sub:
+                return sub
+        found = ix.first_file(([base + ".py", base + ".pyi"] if parts else []) + [_join(base, "__init__.py")])
+        if found:
+            return found
+    return None
+
+
+def _js(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    if not imp.relative:
+        return None
+    base = _join(_dir(path), imp.specifier)
+    candidates = [base] + [base + e for e in JS_EXTENSIONS] + [_join(base, "index") + e for e in JS_EXTENSIONS]
+    stem, ext = posixpath.splitext(base)
+    if ext in (".js", ".mjs", ".cjs", ".jsx"):
+        candidates[1:1] = [stem + e for e in (".ts", ".tsx", ".d.ts", ".mts", ".cts")]
+    return ix.first_file(candidates)
+
+
+def _go(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    found = ix.go_module(_dir(path))
+    if found is None:
+        return None
+    module, mod_dir = found
+    spec = imp.specifier
+    if spec != module and not spec.startswith(module + "/"):
+        return None
+    target = _join(mod_dir, spec[len(module) + 1 :]) if spec != module else mod_dir
+    return target if ix.is_dir(target) else None
+
+
+def _rust_crate_src(path: str, ix: ProjectIndex) -> str | None:
+    for d in ix.ancestors(_dir(path)):
+        if ix.is_file(_join(d, "Cargo.toml")):
+            return _join(d, "src")
+    return None
+
+
+def _rust_module_dir(path: str) -> str:
+    """Where a file's child modules live: beside mod.rs/lib.rs/main.rs, in foo/ for foo.rs."""
+    name = posixpath.basename(path)
+    if name in ("mod.rs", "lib.rs", "main.rs"):
+        return _dir(path)
+    return posixpath.splitext(path)[0]
+
+
+def _rust_file(ix: ProjectIndex, base: str, segments: list[str]) -> str | None:
+    for k in range(len(segments), 0, -1):
+        mod = _join(base, *segments[:k])
+        found = ix.first_file([mod + ".rs", _join(mod, "mod.rs")])
+        if found:
+            return found
+    return None
+
+
+def _rust(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    if spec.startswith("mod "):
+        mod = _join(_rust_module_dir(path), spec[4:].strip())
+        return ix.first_file([mod + ".rs", _join(mod, "mod.rs")])
+    segments = [s for s in spec.split("::") if s]
+    if not segments:
+        return None
+    head = segments[0]
+    if head == "crate":
+        src = _rust_crate_src(path, ix)
+        if src is None:
+            return None
+        return _rust_file(ix, src, segments[1:]) or ix.first_file([_join(src, "lib.rs"), _join(src, "main.rs")])
+    if head in ("self", "super"):
+        base = _rust_module_dir(path)
+        rest = segments
+        while rest and rest[0] in ("self", "super"):
+            if rest[0] == "super":
+                base = _dir(base)
+            rest = rest[1:]
+        return _rust_file(ix, base, rest)
+    return None
+
+
+def _java(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    parts = imp.specifier.removeprefix("static ").split(".")
+    wildcard = parts[-1] == "*"
+    if wildcard:
+        parts = parts[:-1]
+    roots = [*ix.ancestors(_dir(path)), "src/main/java", "src/test/java", "src"]
+    for root in dict.fromkeys(roots):
+        base = _join(root, *parts)
+        if wildcard:
+            if ix.is_dir(base) and base:
+                return base
+            continue
+        for k in range(len(parts), 0, -1):  # com.x.Y.method (static import) → com/x/Y.java
+            found = ix.first_file([_join(root, *parts[:k]) + ".java"])
+            if found:
+                return found
+    return None
+
+
+def _c(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    dirs = [_dir(path)] if imp.relative else []
+    for d in ix.ancestors(_dir(path)):
+        dirs += [_join(d, "include"), d]
+    return ix.first_file([_join(d, spec) for d in dict.fromkeys(dirs)])
+
+
+def _ruby(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    candidates = [spec, spec + ".rb"]
+    if imp.relative:
+        return ix.first_file([_join(_dir(path), c) for c in candidates])
+    return ix.first_file([_join(root, c) for root in ("lib", "") for c in candidates])
+
+
+def _relative_path(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    if not imp.relative:
+        return None
+    return ix.first_file([_join(_dir(path), imp.specifier)])
+
+
+def _lua(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    mod = imp.specifier.replace(".", "/")
+    return ix.first_file([mod + ".lua", _join(mod, "init.lua"), _join("src", mod) + ".lua", _join("lua", mod) + ".lua"])
+
+
+RESOLVERS: dict[str, Callable[[Import, str, ProjectIndex], str | None]] = {
+    "python": _python,
+    "javascript": _js,
+    "typescript": _js,
+    "go": _go,
+    "rust": _rust,
+    "java": _java,
+    "c": _c,
+    "cpp": _c,
+    "ruby": _ruby,
+    "php": _relative_path,
+    "solidity": _relative_path,
+    "zig": _relative_path,
+    "bash": _relative_path,
+    "julia": _relative_path,
+    "lua": _lua,
+}
+
+
+def resolve_imports(skeleton: FileSkeleton, index: ProjectIndex) -> FileSkeleton:
+    """A copy of the skeleton with every import's `resolved` set (or None); the input is not changed."""
+    resolver = RESOLVERS.get(skeleton.language)
+    if resolver is None or not skeleton.imports:
+        return skeleton
+    resolved = []
+    for imp in skeleton.imports:
+        try:
+            target = resolver(imp, skeleton.path, index)
+        except (OSError, ValueError):
+            target = None
+        if target == skeleton.path:
+            target = None
+        resolved.append(imp if imp.resolved == target else imp.model_copy(update={"resolved": target}))
+    return skeleton.model_copy(update={"imports": resolved})
