@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
-from urllib.parse import unquote, urlparse
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
+
+from adapters.sql import PostgresUrl
 
 A = TypeVar("A", bound=Aggregate)
 
@@ -95,22 +96,34 @@ def _persistence_env(project: Path, database_url: str | None) -> dict[str, str]:
             "SQLITE_DBNAME": str(project / ".code3" / "events.sqlite"),
             "SQLITE_LOCK_TIMEOUT": "30",
         }
-    url = urlparse(database_url)
-    if url.scheme not in ("postgres", "postgresql"):
-        raise ValueError(f"CODE3_DATABASE_URL must be a postgresql:// URL, not {url.scheme}://")
+    url = PostgresUrl.parse(database_url)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
-        "POSTGRES_DBNAME": url.path.lstrip("/") or "postgres",
-        "POSTGRES_HOST": url.hostname or "127.0.0.1",
-        "POSTGRES_PORT": str(url.port or 5432),
-        "POSTGRES_USER": unquote(url.username or "postgres"),
-        "POSTGRES_PASSWORD": unquote(url.password or ""),
+        "POSTGRES_DBNAME": url.dbname,
+        "POSTGRES_HOST": url.host,
+        "POSTGRES_PORT": str(url.port),
+        "POSTGRES_USER": url.user,
+        "POSTGRES_PASSWORD": url.password,
     }
-    for part in url.query.split("&"):
-        if part.startswith("schema="):
-            env["POSTGRES_SCHEMA"] = part.split("=", 1)[1]
+    if url.schema:
+        env["POSTGRES_SCHEMA"] = url.schema
     return env
 
 
 def open_store(project: Path, database_url: str | None = None) -> EventStore:
     return EventStore(env=store_env(project, database_url))
+
+
+def read_log(app: Application, start: int = 1, limit: int = 1000) -> list[tuple[int, Any]]:
+    """One page of the notification log from `start`: (notification id, domain event) pairs."""
+    page = app.recorder.select_notifications(start=start, limit=limit)
+    return [(n.id, app.mapper.to_domain_event(n)) for n in page]
+
+
+def iter_log(app: Application, start: int = 1, page: int = 1000) -> Iterator[tuple[int, Any]]:
+    """The whole log from `start`, in order, read page by page."""
+    while batch := read_log(app, start, page):
+        yield from batch
+        if len(batch) < page:
+            return
+        start = batch[-1][0] + 1

@@ -12,7 +12,6 @@ import hmac
 import json
 import re
 import shutil
-import sqlite3
 import urllib.error
 import urllib.request
 import uuid
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from adapters.git import git, init_bare, merge_branch, read_ref
 from adapters.ports import Comment, IssueRef, PullRequest
-from adapters.sqlite_db import SqliteDb
+from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
 
@@ -60,7 +59,7 @@ class LocalForge:
         self.root = root
         self.actor = actor
         self.base_url = base_url.rstrip("/")
-        self.db = SqliteDb(root / "forge.sqlite", _SCHEMA)
+        self.db = SqlDb.sqlite(root / "forge.sqlite", _SCHEMA)
 
     def close(self) -> None:
         self.db.close()
@@ -68,7 +67,7 @@ class LocalForge:
     def _git_dir(self, repo: str) -> Path:
         return self.root / "repos" / f"{check_repo(repo)}.git"
 
-    def _require_repo(self, db: sqlite3.Connection, repo: str) -> str:
+    def _require_repo(self, db: Cursor, repo: str) -> str:
         row = db.execute("SELECT default_branch FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone()
         if not row:
             raise Code3Error(Code.NOT_FOUND, f"repository {repo} does not exist on the forge",
@@ -297,5 +296,5 @@ class LocalForge:
         return status
 
     @staticmethod
-    def _next_number(db: sqlite3.Connection, repo: str) -> int:
+    def _next_number(db: Cursor, repo: str) -> int:
         return (db.execute("SELECT MAX(number) FROM issues WHERE repo = ?", (repo,)).fetchone()[0] or 0) + 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from adapters.keystore import address_of, public_key_of
 from adapters.ports import Receipt, Signer
-from adapters.sqlite_db import SqliteDb
+from adapters.sql import Cursor, SqlDb
 from domain import contract
 from domain.canonical import canonical_json
 from domain.chain_events import ChainEvent
@@ -55,7 +54,7 @@ class LocalLedger:
 
     def __init__(self, path: Path, cooling_period: int = contract.DEFAULT_COOLING_PERIOD) -> None:
         self.path = path
-        self.db = SqliteDb(path, _SCHEMA)
+        self.db = SqlDb.sqlite(path, _SCHEMA)
         with self.db.transaction() as db:
             db.execute("INSERT OR IGNORE INTO meta VALUES ('clock_offset', '0')")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('cooling_period', ?)", (str(cooling_period),))
@@ -157,7 +156,7 @@ class LocalLedger:
         with self.db.transaction() as db:
             return self._execute(db, tx, tx_hash, public_key)
 
-    def _execute(self, db: sqlite3.Connection, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
+    def _execute(self, db: Cursor, tx: dict[str, Any], tx_hash: str, public_key: bytes) -> Receipt:
         sender = tx["sender"]
         row = db.execute("SELECT sequence_number FROM accounts WHERE address = ?", (sender,)).fetchone()
         expected = row[0] if row else 0
@@ -191,7 +190,7 @@ class LocalLedger:
         return Receipt(tx_hash=tx_hash, version=version, success=savepoint_ok, events=events,
                        abort_code=abort_code, vm_status=status)
 
-    def _run(self, db: sqlite3.Connection, function: str, sender: str, args: dict[str, Any], now: int
+    def _run(self, db: Cursor, function: str, sender: str, args: dict[str, Any], now: int
              ) -> contract.Emitted:
         if function == "create_bounty":
             if db.execute("SELECT 1 FROM bounties WHERE issue_hash = ?", (args["issue_hash"],)).fetchone():
@@ -287,29 +286,29 @@ class LocalLedger:
                 "abort_code": row[3], "timestamp": row[4]}
 
 
-def _meta(db: sqlite3.Connection, key: str) -> str:
+def _meta(db: Cursor, key: str) -> str:
     return db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
 
 
-def _balance(db: sqlite3.Connection, address: str, asset: str) -> int:
+def _balance(db: Cursor, address: str, asset: str) -> int:
     row = db.execute("SELECT amount FROM balances WHERE address = ? AND asset = ?", (address, asset)).fetchone()
     return row[0] if row else 0
 
 
-def _credit(db: sqlite3.Connection, address: str, asset: str, amount: int) -> None:
+def _credit(db: Cursor, address: str, asset: str, amount: int) -> None:
     db.execute(
         "INSERT INTO balances VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = amount + ?",
         (address, asset, amount, amount),
     )
 
 
-def _debit(db: sqlite3.Connection, address: str, asset: str, amount: int) -> None:
+def _debit(db: Cursor, address: str, asset: str, amount: int) -> None:
     if _balance(db, address, asset) < amount:
         raise ContractAbort(contract.Abort.INSUFFICIENT_BALANCE)
     db.execute("UPDATE balances SET amount = amount - ? WHERE address = ? AND asset = ?", (amount, address, asset))
 
 
-def _load(db: sqlite3.Connection, bounty_id: str) -> BountyState:
+def _load(db: Cursor, bounty_id: str) -> BountyState:
     if not str(bounty_id).isdigit():
         raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
     row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()

@@ -25,7 +25,7 @@ from adapters.keystore import Keystore
 from benchmarks.report import Row, median
 from code3.settings import Settings
 from code3.wiring import build_services
-from mcp_tools import publish, settle, specs, work
+from mcp_tools.lifecycle import publish, settle, specs, work
 
 REPO = "alice/bench"
 LIFECYCLES = 12

@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 
 from adapters.event_store import EventStore, open_store
+from adapters.sql import SqlDb
 from benchmarks.report import Row
 from domain.bounty import Bounty
 from domain.chain_events import ChainEvent
 from projections.board import BountyBoard
 from projections.replay import replay_aggregates
 from projections.runner import Runner
-from projections.views import ViewDB
 
 EVENTS = 100_000
 PAGE = 1000
@@ -73,7 +73,7 @@ def rows() -> list[Row]:
         store.close()
         cold = open_store(root)  # a cold start: a new process's store, no cache
         baseline = min(_timed(lambda: _read_only(cold)) for _ in range(3))
-        views = ViewDB(sqlite_path=root / "views.sqlite")
+        views = SqlDb.sqlite(root / "views.sqlite")
         catch_up = _timed(lambda: Runner(cold, views).catch_up(BountyBoard(), limit=PAGE))
         views.close()
         replay = _timed(lambda: replay_aggregates(cold))

@@ -16,6 +16,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from code3 import __version__
     from mcp_tools.server import build_server
 
     settings = _settings(args)
@@ -25,7 +26,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         return build_services(settings)
 
-    build_server(factory, profile=args.profile).run()
+    build_server(factory, profile=args.profile, version=__version__).run()
     return 0
 
 
@@ -114,17 +115,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from code3.wiring import ensure_identity
-    from code3.worker import run_worker
+    from code3.wiring import ensure_identity, worker
+    from scheduler.worker import run_worker
 
     settings = _settings(args)
     ensure_identity(settings)
-    return run_worker(settings, interval=args.interval, once=args.once)
+    return run_worker(worker(settings), interval=args.interval, once=args.once)
 
 
 def cmd_webhooks(args: argparse.Namespace) -> int:
     from code3.wiring import build_services
-    from mcp_tools.webhook import Inbox, process
+    from mcp_tools.lifecycle.webhook import Inbox, process
 
     s = build_services(_settings(args))
     try:
@@ -146,15 +147,17 @@ def cmd_webhooks(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from projections import audit
-
     if args.action == "check":
-        problems = audit.check(Path(args.target))
+        from projections.audit_log import check
+
+        problems = check(Path(args.target))
         for problem in problems:
             print(problem)
         print("export intact" if not problems else f"{len(problems)} problem(s)")
         return 1 if problems else 0
     from code3.wiring import build_services, ensure_identity
+    from mcp_tools.lifecycle import audit
+    from projections import audit_log
 
     settings = _settings(args)
     ensure_identity(settings)
@@ -165,7 +168,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 print(json.dumps(record))
             return 0
         if args.action == "export":
-            count = audit.export(s, Path(args.target))
+            count = audit_log.export(s.store, Path(args.target))
             print(json.dumps({"exported": count, "file": args.target}))
             return 0
         verdict = audit.verify(s)
@@ -178,7 +181,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_bounty(args: argparse.Namespace) -> int:
     from code3.wiring import build_services
-    from mcp_tools import settle
+    from mcp_tools.lifecycle import settle
 
     s = build_services(_settings(args))
     try:

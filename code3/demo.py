@@ -19,8 +19,8 @@ from adapters.local_ledger import ESCROW, LocalLedger
 from code3.settings import Settings
 from code3.wiring import build_services
 from domain.errors import Code3Error
-from mcp_tools import publish, settle, specs, work
-from mcp_tools.context import Services
+from mcp_tools.lifecycle import publish, settle, specs, work
+from mcp_tools.services import Services
 
 REPO = "alice/todo-app"
 AMOUNT = 1_000_000  # 1 USDT in its smallest unit (6 decimals)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import secrets
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from adapters.event_store import open_store
 from adapters.keystore import Keystore
@@ -11,10 +13,13 @@ from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
 from adapters.ports import Chain, Forge
+from adapters.sql import open_db
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
-from mcp_tools.context import Services
-from projections.views import open_views
+from mcp_tools.services import Services
+
+if TYPE_CHECKING:
+    from scheduler.worker import Worker
 
 FORGES = ("local", "github")
 CHAINS = ("local", "aptos")
@@ -69,9 +74,17 @@ def build_services(settings: Settings) -> Services:
         writer=OfflineWriter(),
         project=settings.project,
         workspace=settings.workspace_dir,
-        views=open_views(settings.project, settings.database_url),
+        views=open_db(settings.project, settings.database_url),
         asset=settings.asset,
     )
+
+
+def worker(settings: Settings) -> Worker:
+    """The worker, able to act as any key of the keystore (auto-claim for local winners, refunds for sponsors)."""
+    from scheduler.worker import Worker
+
+    return Worker(lambda name: build_services(replace(settings, identity=name)), settings.identity,
+                  Keystore(settings.keystore_dir))
 
 
 def webhook_secret(settings: Settings) -> bytes:

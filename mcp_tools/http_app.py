@@ -25,7 +25,7 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
 
     @server.custom_route("/webhooks/github", methods=["POST"])
     async def github_webhook(request: Request) -> JSONResponse:
-        from mcp_tools.webhook import receive
+        from mcp_tools.lifecycle.webhook import receive
 
         body = await request.body()
         if len(body) > MAX_BODY:

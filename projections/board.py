@@ -8,11 +8,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from adapters.sql import Cursor, SqlDb
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.issue import Issue
-from projections.views import Cursor, ViewDB
 
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bounty_board (bounty_id TEXT PRIMARY KEY, repo TEXT NOT NULL, issue_hash TEXT NOT NULL,
+    task_id TEXT, amount BIGINT NOT NULL, asset TEXT NOT NULL, state TEXT NOT NULL, workers TEXT NOT NULL,
+    winner TEXT, cooling_until BIGINT, effort INTEGER NOT NULL DEFAULT 1, sponsor TEXT NOT NULL,
+    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT);
+CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TEXT, effort INTEGER NOT NULL,
+    deadline BIGINT);
+CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
+"""
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
            "sponsor, claimable, deadline")
 
@@ -20,6 +30,7 @@ COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers,
 class BountyBoard:
     name = "bounty_board"
     has_effects = False
+    schema = SCHEMA
 
     def effect(self, event: Any) -> None:
         return None
@@ -102,7 +113,8 @@ def _bounty_ids(cur: Cursor, originator_id: Any, bounty_id: str) -> None:
                 "ON CONFLICT (originator_id) DO NOTHING", (str(originator_id), bounty_id))
 
 
-def rows(views: ViewDB, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    views.ensure(SCHEMA)
     found = views.query(f"SELECT {COLUMNS} FROM bounty_board {where} ORDER BY bounty_id", params)
     names = [c.strip() for c in COLUMNS.split(",")]
     result = []
@@ -113,15 +125,15 @@ def rows(views: ViewDB, where: str = "", params: tuple[Any, ...] = ()) -> list[d
     return result
 
 
-def open_bounties(views: ViewDB) -> list[dict[str, Any]]:
+def open_bounties(views: SqlDb) -> list[dict[str, Any]]:
     return rows(views, "WHERE state IN (?, ?)", (Status.OPEN.name, Status.STARTED.name))
 
 
-def expired_bounties(views: ViewDB, now: int) -> list[dict[str, Any]]:
+def expired_bounties(views: SqlDb, now: int) -> list[dict[str, Any]]:
     """Open or started bounties past their deadline: the sponsor's refund is due."""
     return rows(views, "WHERE state IN (?, ?) AND deadline IS NOT NULL AND deadline <= ?",
                 (Status.OPEN.name, Status.STARTED.name, now))
 
 
-def cooling_bounties(views: ViewDB) -> list[dict[str, Any]]:
+def cooling_bounties(views: SqlDb) -> list[dict[str, Any]]:
     return rows(views, "WHERE state = ?", (Status.COOLING_DOWN.name,))

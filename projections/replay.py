@@ -10,20 +10,14 @@ from uuid import UUID
 
 from eventsourcing.application import Application
 
-PAGE = 1000
+from adapters.event_store import iter_log
 
 
 def replay_aggregates(app: Application) -> dict[UUID, Any]:
     states: dict[UUID, Any] = {}
-    start = 1
-    while True:
-        page = app.recorder.select_notifications(start=start, limit=PAGE)
-        for notification in page:
-            event = app.mapper.to_domain_event(notification)
-            states[event.originator_id] = event.mutate(states.get(event.originator_id))
-        if len(page) < PAGE:
-            return states
-        start = page[-1].id + 1
+    for _, event in iter_log(app):
+        states[event.originator_id] = event.mutate(states.get(event.originator_id))
+    return states
 
 
 def state_of(aggregate: Any) -> dict[str, Any]:

@@ -1,24 +1,30 @@
 """Follows the event log for each projector: tracking in the same transaction as the view change.
 
-Polling the notification log works on SQLite and PostgreSQL alike. One runner at a time holds a
-projector's lease, so side effects (forge writes) are not raced by a second process; a runner that
-dies loses its lease when it expires. Side effects run before the tracking transaction and must be
-idempotent: a crash between the two repeats the effect, never skips it.
+Polling the notification log works on SQLite and PostgreSQL alike (eventsourcing's own
+`ProjectionRunner` needs store subscriptions, which SQLite lacks). One runner at a time holds a
+projector's lease, so side effects (forge writes) are not raced by a second process. Side effects run
+before the tracking transaction and must be idempotent: a crash between the two repeats the effect,
+never skips it. An event a projector cannot apply at all is a dead letter: recorded, reported, and
+passed over, so one bad event never stops the worker.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import time
 from typing import Any, Protocol
 
 from eventsourcing.application import Application
 
-from projections.views import Cursor, ViewDB
+from adapters.event_store import read_log
+from adapters.sql import Cursor, SqlDb
+from adapters.tracking import Leases, default_owner, track, tracked
 
 log = logging.getLogger("code3.projections")
+
+DEAD_LETTERS = """
+CREATE TABLE IF NOT EXISTS projection_dead_letters (name TEXT NOT NULL, position BIGINT NOT NULL,
+    event TEXT NOT NULL, error TEXT NOT NULL, PRIMARY KEY (name, position));
+"""
 
 
 class NotYet(Exception):
@@ -28,6 +34,7 @@ class NotYet(Exception):
 class Projector(Protocol):
     name: str
     has_effects: bool
+    schema: str  # DDL of the projector's tables ("" when it has none)
 
     def effect(self, event: Any) -> None:
         """Idempotent side effects outside the transaction (forge writes); may raise NotYet."""
@@ -37,63 +44,77 @@ class Projector(Protocol):
 
 
 class Runner:
-    def __init__(self, app: Application, views: ViewDB, owner: str | None = None, lease_s: float = 30.0) -> None:
+    def __init__(self, app: Application, views: SqlDb, owner: str | None = None, lease_s: float = 30.0) -> None:
         self.app = app
         self.views = views
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self)}"
-        self.lease_s = lease_s
+        views.ensure(DEAD_LETTERS)
+        self.leases = Leases(views, owner or default_owner(self), lease_s)
+
+    @property
+    def owner(self) -> str:
+        return self.leases.owner
 
     def position(self, name: str) -> int:
-        rows = self.views.query("SELECT position FROM projection_tracking WHERE name = ?", (name,))
-        return int(rows[0][0]) if rows else 0
+        with self.views.statement() as cur:
+            return tracked(cur, name)
 
     def acquire(self, name: str) -> bool:
-        now = time.time()
-        with self.views.transaction() as cur:
-            cur.execute("SELECT owner, expires_at FROM projection_leases WHERE name = ?", (name,))
-            row = cur.fetchone()
-            if row is not None and row[0] != self.owner and row[1] > now and _alive(row[0]):
-                return False
-            cur.execute("INSERT INTO projection_leases (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) "
-                        "DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at",
-                        (name, self.owner, now + self.lease_s))
-        return True
+        return self.leases.acquire(name)
 
     def release(self, name: str) -> None:
-        with self.views.transaction() as cur:
-            cur.execute("DELETE FROM projection_leases WHERE name = ? AND owner = ?", (name, self.owner))
+        self.leases.release(name)
 
     def run_once(self, projector: Projector, limit: int = 500) -> int:
-        """Apply the next page of events; returns how many were applied (0 when caught up or not leased)."""
+        """Apply the next page of events; returns how many were passed (0 when caught up or not leased)."""
         if not self.acquire(projector.name):
             return 0
-        start = self.position(projector.name) + 1
-        page = self.app.recorder.select_notifications(start=start, limit=limit)
-        if not page:
+        if projector.schema:
+            self.views.ensure(projector.schema)
+        events = read_log(self.app, self.position(projector.name) + 1, limit)
+        if not events:
             return 0
-        events = [(n.id, self.app.mapper.to_domain_event(n)) for n in page]
         if not projector.has_effects:
-            with self.views.transaction() as cur:
-                if _tracked(cur, projector.name) >= events[-1][0]:
-                    return 0
-                for _, event in events:
-                    projector.apply(event, cur)
-                _track(cur, projector.name, events[-1][0])
-            return len(events)
-        applied = 0
-        for notification_id, event in events:
+            try:
+                with self.views.transaction() as cur:
+                    if tracked(cur, projector.name) >= events[-1][0]:
+                        return 0
+                    for _, event in events:
+                        projector.apply(event, cur)
+                    track(cur, projector.name, events[-1][0])
+                return len(events)
+            except Exception:  # one event spoils the page: apply them one at a time to find it
+                log.info("%s: a page failed; applying its events one by one", projector.name)
+        passed = 0
+        for position, event in events:
             try:
                 projector.effect(event)
             except NotYet as why:
-                log.info("%s waits at notification %s: %s", projector.name, notification_id, why)
+                log.info("%s waits at notification %s: %s", projector.name, position, why)
                 break
-            with self.views.transaction() as cur:
-                if _tracked(cur, projector.name) >= notification_id:
-                    continue
-                projector.apply(event, cur)
-                _track(cur, projector.name, notification_id)
-            applied += 1
-        return applied
+            except Exception as exc:
+                self._dead_letter(projector, position, event, exc)
+                passed += 1
+                continue
+            try:
+                with self.views.transaction() as cur:
+                    if tracked(cur, projector.name) >= position:
+                        continue
+                    projector.apply(event, cur)
+                    track(cur, projector.name, position)
+            except Exception as exc:
+                self._dead_letter(projector, position, event, exc)
+            passed += 1
+        return passed
+
+    def _dead_letter(self, projector: Projector, position: int, event: Any, exc: Exception) -> None:
+        """Record the event the projector could not apply and move past it (the log cannot be edited)."""
+        log.error("%s cannot apply notification %s (%s): %s; recorded as a dead letter", projector.name, position,
+                  type(event).__qualname__, type(exc).__name__)
+        with self.views.transaction() as cur:
+            cur.execute("INSERT INTO projection_dead_letters (name, position, event, error) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (name, position) DO NOTHING",
+                        (projector.name, position, type(event).__qualname__, f"{type(exc).__name__}: {exc}"[:500]))
+            track(cur, projector.name, max(position, tracked(cur, projector.name)))
 
     def catch_up(self, projector: Projector, limit: int = 500, keep_lease: bool = True) -> int:
         """Apply events until none are left; a one-off catch-up (`keep_lease=False`) hands the lease back."""
@@ -107,27 +128,8 @@ class Runner:
         return total
 
 
-def _alive(owner: str) -> bool:
-    """A lease held by a dead process on this host is free at once (a killed worker restarts at once)."""
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _tracked(cur: Cursor, name: str) -> int:
-    cur.execute("SELECT position FROM projection_tracking WHERE name = ?", (name,))
-    row = cur.fetchone()
-    return int(row[0]) if row else 0
-
-
-def _track(cur: Cursor, name: str, position: int) -> None:
-    cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, ?) ON CONFLICT (name) "
-                "DO UPDATE SET position = excluded.position", (name, position))
+def dead_letters(views: SqlDb) -> list[dict[str, Any]]:
+    """Events a projector could not apply (reported by `code3 doctor` and `code3 audit verify`)."""
+    views.ensure(DEAD_LETTERS)
+    rows = views.query("SELECT name, position, event, error FROM projection_dead_letters ORDER BY name, position")
+    return [{"projection": r[0], "position": r[1], "event": r[2], "error": r[3]} for r in rows]

@@ -15,8 +15,8 @@ from typing import Any
 
 from domain.bounty import Bounty
 from domain.errors import Code, Code3Error
-from mcp_tools import settle
-from mcp_tools.context import Services
+from mcp_tools.lifecycle import settle
+from mcp_tools.services import Services
 from projections import board
 
 log = logging.getLogger("code3.scheduler")

@@ -15,8 +15,8 @@ from adapters.keystore import Keystore
 from adapters.ports import Chain, Forge
 from code3.settings import Settings
 from code3.wiring import build_services
-from mcp_tools import publish, specs
-from mcp_tools.context import Services
+from mcp_tools.lifecycle import publish, specs
+from mcp_tools.services import Services
 from tests.stacks import LocalStack, RemoteStack, Stack
 
 POSTGRES_URL = os.environ.get("CODE3_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")

@@ -26,8 +26,8 @@ from mcp import Client, StdioServerParameters
 
 from code3.settings import Settings
 from code3.wiring import build_services
-from mcp_tools import settle
-from mcp_tools.catalog import TOOLS
+from mcp_tools.catalog import declared
+from mcp_tools.lifecycle import settle
 from tests.conftest import STACKS
 from tests.stacks import Stack
 
@@ -39,6 +39,7 @@ COOLING = 3600  # seconds; the test moves the ledger's clock past it
 PEOPLE = ("alice", "bob", "carol")
 LEGACY_VERSION = "2025-11-25"
 
+TOOLS = declared()
 SPEC_TOOLS = {"spec_mcp.specify", "spec_mcp.plan", "spec_mcp.tasks"}
 PUBLISH = "spec_mcp.publish_issue_with_metadata"
 SERVER_TOOLS = {"server_mcp.accept_task", "server_mcp.accept_best_task", "server_mcp.fork_and_prepare",

@@ -24,8 +24,8 @@ from adapters.keystore import Keystore
 from adapters.local_ledger import ESCROW
 from code3.settings import Settings
 from code3.wiring import build_services
-from mcp_tools import publish, specs, work
-from mcp_tools.context import Services
+from mcp_tools.lifecycle import publish, specs, work
+from mcp_tools.services import Services
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from adapters.keystore import Keystore, address_of
 from adapters.ports import Receipt, Signer
 from domain.contract import ABORT_CODES, Abort, Status
 from domain.errors import Code, Code3Error
-from mcp_tools.chain_record import raise_for
+from mcp_tools.lifecycle.chain_record import raise_for
 from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode
 
 ROOT = Path(__file__).resolve().parents[2]

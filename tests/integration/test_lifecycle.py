@@ -13,8 +13,8 @@ from adapters.ports import IssueRef, Receipt
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code3Error
-from mcp_tools import publish, settle, work
-from mcp_tools.context import Services
+from mcp_tools.lifecycle import publish, settle, work
+from mcp_tools.services import Services
 from projections.replay import replay_aggregates, state_of
 from tests.conftest import AMOUNT, REPO, STACKS, World
 

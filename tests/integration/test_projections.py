@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 
+from adapters.sql import SqlDb
+from adapters.tracking import NamedCursor
 from domain.bounty import Bounty
 from domain.contract import Status
-from mcp_tools import settle, work
+from mcp_tools.lifecycle import settle, work
+from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile_all, sync_new_events
+from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from projections import board
 from projections.board import BountyBoard
-from projections.chain_sync import cursor, reconcile_all, sync_new_events
-from projections.github_mirror import ForgeMirror
 from projections.runner import Runner
-from projections.views import ViewDB
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work
 
@@ -46,7 +47,7 @@ def test_board_resumes_where_it_stopped_and_equals_a_rebuild(world: World, tmp_p
     assert row["state"] == Status.PAID.name and row["bounty_id"] == published["bounty"]["bounty_id"]
     assert row["winner"] == w.address("bob") and sorted(row["workers"]) == sorted([w.address("bob"),
                                                                                   w.address("carol")])
-    fresh = ViewDB(sqlite_path=tmp_path / "rebuild.sqlite")
+    fresh = SqlDb.sqlite(tmp_path / "rebuild.sqlite")
     Runner(w["alice"].store, fresh).catch_up(BountyBoard())
     assert board.rows(fresh) == board.rows(views)
     fresh.close()
@@ -90,7 +91,7 @@ def test_chain_sync_records_what_another_machine_did_once(world: World) -> None:
     w.ledger.accept_bounty(w["carol"].signer, bounty_id)  # a wallet elsewhere; no handler saw it
     alice = w["alice"]
     assert sync_new_events(alice, alice.views) == 2
-    assert cursor(alice.views) == w.ledger.bounty_events(bounty_id)[-1].version
+    assert NamedCursor(alice.views, CURSOR).get() == w.ledger.bounty_events(bounty_id)[-1].version
     assert sync_new_events(alice, alice.views) == 0
     bounty = alice.store.get(Bounty, Bounty.create_id(bounty_id))
     assert bounty.workers == [w.address("carol")] and bounty.status is Status.STARTED

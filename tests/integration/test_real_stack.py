@@ -14,8 +14,8 @@ from code3.doctor import diagnose, report
 from code3.wiring import webhook_secret
 from domain.bounty import Bounty
 from domain.errors import Code3Error
-from mcp_tools import publish, settle, work
-from projections import audit
+from mcp_tools.lifecycle import publish, settle, work
+from projections import audit_log
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work
 
@@ -84,7 +84,7 @@ def test_no_token_or_key_reaches_a_log_line_an_event_or_an_answer(world: World, 
         except Code3Error as exc:
             answers.append(exc.as_dict())
     export = tmp_path / "log.jsonl"
-    audit.export(w["alice"], export)
+    audit_log.export(w["alice"].store, export)
 
     secrets = [f"token-{n}" for n in ("alice", "bob", "carol")]
     secrets += [w[n].signer.private_key_hex for n in ("alice", "bob", "carol")]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from code3.worker import Worker
+from code3 import wiring
 from domain.bounty import Bounty
 from domain.contract import Status
-from mcp_tools import publish, settle, work
-from projections import audit, board
+from mcp_tools.lifecycle import audit, publish, settle, work
+from projections import board
 from tests.conftest import AMOUNT, REPO, World
 from tests.integration.test_lifecycle import submit_work
 
@@ -24,7 +24,7 @@ def cooling(w: World) -> dict:
 def test_the_worker_claims_for_a_winner_whose_key_it_holds_once_cooling_ends(world: World) -> None:
     w = world
     published = cooling(w)
-    worker = Worker(w.settings("alice"))
+    worker = wiring.worker(w.settings("alice"))
     try:
         worker.tick()
         assert w.ledger.balance(w.address("bob"), "USDT") == 0, "not before cooling_until"
@@ -43,7 +43,7 @@ def test_without_the_winners_key_the_bounty_is_marked_claimable(world: World) ->
     published = cooling(w)
     (w.settings("alice").keystore_dir / "bob.key").unlink()  # bob's key lives on his own machine
     w.stack.advance(w.stack.cooling_period)
-    worker = Worker(w.settings("alice"))
+    worker = wiring.worker(w.settings("alice"))
     try:
         worker.tick()
         worker.tick()
@@ -62,7 +62,7 @@ def test_an_open_bounty_past_its_deadline_is_cancelled_and_refunded(world: World
     w = world
     spec = w.specified()
     published = publish.publish_issue_with_metadata(w["alice"], **w.publish_args(spec), deadline_seconds=3600)
-    worker = Worker(w.settings("alice"))
+    worker = wiring.worker(w.settings("alice"))
     try:
         assert worker.tick()["expired"] == 0
         w.stack.advance(3600)

@@ -12,9 +12,9 @@ from adapters.ports import Receipt
 from code3.cli import main
 from domain.bounty import Bounty
 from domain.contract import Status
-from mcp_tools import work
-from mcp_tools.context import Services
-from mcp_tools.webhook import Inbox, receive, retry_due, sign
+from mcp_tools.lifecycle import work
+from mcp_tools.lifecycle.webhook import Inbox, receive, retry_due, sign
+from mcp_tools.services import Services
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import crashing, submit_work
 

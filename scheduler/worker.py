@@ -9,16 +9,15 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from adapters.keystore import Keystore
-from code3.settings import Settings
-from code3.wiring import build_services
-from mcp_tools.context import Services
-from mcp_tools.webhook import retry_due
+from mcp_tools.lifecycle.chain_sync import reconcile_all, sync_new_events
+from mcp_tools.lifecycle.forge_mirror import ForgeMirror
+from mcp_tools.lifecycle.webhook import retry_due
+from mcp_tools.services import Services
 from projections.board import BountyBoard
-from projections.chain_sync import reconcile_all, sync_new_events
-from projections.github_mirror import ForgeMirror
 from projections.runner import Runner
 from scheduler.payouts import Payouts, expire, schedule_all
 
@@ -26,9 +25,13 @@ log = logging.getLogger("code3.worker")
 
 
 class Worker:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.s = build_services(settings)
+    """`services_as(name)` builds services acting as the keystore's key `name` (the composition root's
+    wiring); `identity` is the key this worker runs as."""
+
+    def __init__(self, services_as: Callable[[str], Services], identity: str, keystore: Keystore) -> None:
+        self.services_as = services_as
+        self.keystore = keystore
+        self.s = services_as(identity)
         self.runner = Runner(self.s.store, self.s.views)
         self.projectors = [BountyBoard(), ForgeMirror(self.s.store, self.s.forge)]
         self._lock = threading.Lock()
@@ -40,12 +43,11 @@ class Worker:
         if address is None:
             return None
         if address not in self._by_address:
-            keys = Keystore(self.settings.keystore_dir)
+            keys = self.keystore
             name = next((n for n in keys.names() if keys.load(n).address == address), None)
             if name is None:
                 return None
-            other = Settings(**{**vars(self.settings), "identity": name})
-            self._by_address[address] = build_services(other)
+            self._by_address[address] = self.services_as(name)
         return self._by_address[address]
 
     def exclusive(self, job: Any) -> Any:
@@ -71,10 +73,9 @@ class Worker:
             services.close()
 
 
-def run_worker(settings: Settings, interval: float = 2.0, once: bool = False) -> int:
+def run_worker(worker: Worker, interval: float = 2.0, once: bool = False) -> int:
     from apscheduler.schedulers.blocking import BlockingScheduler
 
-    worker = Worker(settings)
     try:
         reconcile_all(worker.s)
         worker.tick()

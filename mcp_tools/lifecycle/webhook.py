@@ -13,15 +13,14 @@ import hashlib
 import hmac
 import json
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.webhook_inbox import Inbox
 from domain.errors import Code, Code3Error
-from mcp_tools import settle
-from mcp_tools.chain_record import lookup
-from mcp_tools.context import Services
-from projections.views import ViewDB
+from mcp_tools.lifecycle import settle
+from mcp_tools.lifecycle.chain_record import lookup
+from mcp_tools.services import Services
 
 log = logging.getLogger("code3.webhook")
 MAX_ATTEMPTS = 5
@@ -99,57 +98,6 @@ def process(s: Services, inbox: Inbox, delivery: str) -> Answer:
         return Answer(202, {"delivery": delivery, "status": "retrying"})
     inbox.done(delivery)
     return Answer(200, {"delivery": delivery, **result})
-
-
-class Inbox:
-    """Deliveries that matter (merges of bounty PRs), with their retry state, beside the views."""
-
-    def __init__(self, views: ViewDB) -> None:
-        self.views = views
-
-    def record(self, delivery: str, event: str, payload: str) -> None:
-        now = time.time()
-        with self.views.transaction() as cur:
-            cur.execute("INSERT INTO webhook_deliveries (delivery_id, event, payload, status, attempts, last_error, "
-                        "next_attempt_at, received_at) VALUES (?, ?, ?, 'pending', 0, NULL, ?, ?) "
-                        "ON CONFLICT (delivery_id) DO NOTHING", (delivery, event, payload, now, now))
-
-    def get(self, delivery: str) -> dict[str, Any] | None:
-        rows = self.views.query("SELECT delivery_id, event, payload, status, attempts, last_error FROM "
-                                "webhook_deliveries WHERE delivery_id = ?", (delivery,))
-        if not rows:
-            return None
-        return dict(zip(("delivery_id", "event", "payload", "status", "attempts", "last_error"), rows[0], strict=True))
-
-    def done(self, delivery: str) -> None:
-        with self.views.transaction() as cur:
-            cur.execute("UPDATE webhook_deliveries SET status = 'done', last_error = NULL WHERE delivery_id = ?",
-                        (delivery,))
-
-    def failed(self, delivery: str, error: dict[str, Any], dead: bool) -> None:
-        with self.views.transaction() as cur:
-            cur.execute("SELECT attempts FROM webhook_deliveries WHERE delivery_id = ?", (delivery,))
-            attempts = cur.fetchone()[0] + 1
-            backoff = min(2 ** attempts, 300)
-            cur.execute("UPDATE webhook_deliveries SET status = ?, attempts = ?, last_error = ?, next_attempt_at = ? "
-                        "WHERE delivery_id = ?",
-                        ("dead" if dead else "retrying", attempts, json.dumps(error), time.time() + backoff, delivery))
-
-    def due(self) -> list[str]:
-        rows = self.views.query("SELECT delivery_id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') "
-                                "AND next_attempt_at <= ? ORDER BY received_at", (time.time(),))
-        return [r[0] for r in rows]
-
-    def dead(self) -> list[dict[str, Any]]:
-        rows = self.views.query("SELECT delivery_id, attempts, last_error FROM webhook_deliveries "
-                                "WHERE status = 'dead' ORDER BY received_at")
-        return [{"delivery_id": r[0], "attempts": r[1], "last_error": json.loads(r[2] or "null")} for r in rows]
-
-    def revive(self, delivery: str) -> None:
-        """Give a dead letter a fresh budget (what `code3 webhooks retry` does before replaying it)."""
-        with self.views.transaction() as cur:
-            cur.execute("UPDATE webhook_deliveries SET status = 'retrying', attempts = 0, next_attempt_at = 0 "
-                        "WHERE delivery_id = ? AND status = 'dead'", (delivery,))
 
 
 def retry_due(s: Services) -> list[Answer]:

@@ -8,7 +8,9 @@ hash on chain), so a retry after a crash at any point resumes without a second i
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from adapters.event_store import Change
 from adapters.files import inside
@@ -20,19 +22,32 @@ from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
 from domain.spec import Spec
-from mcp_tools.chain_record import bounty_change, index_change, raise_for, register, sync_bounty
-from mcp_tools.context import Services
-from mcp_tools.specs import check_feature_id
+from mcp_tools.declare import tool
+from mcp_tools.lifecycle.answers import PublishAnswer
+from mcp_tools.lifecycle.chain_record import bounty_change, index_change, raise_for, register, sync_bounty
+from mcp_tools.lifecycle.specs import FeatureIdArg, check_feature_id
+from mcp_tools.services import Services
 
 AMOUNT = re.compile(r"^[1-9][0-9]{0,30}$")
 ASSET = re.compile(r"^[A-Z][A-Z0-9]{1,15}$")
 
 
+@tool("spec_mcp.publish_issue_with_metadata", profiles=("client-remote",))
 def publish_issue_with_metadata(
-    s: Services, repo: str, feature_id: str, spec_path: str, amount: str, asset: str = "USDT",
-    network: str | None = None, labels: list[str] | None = None, assignees: list[str] | None = None,
-    deadline_seconds: int | None = None,
-) -> dict[str, Any]:
+    s: Services,
+    repo: Annotated[str, Field(description="owner/repo")],
+    feature_id: FeatureIdArg,
+    spec_path: Annotated[str, Field(description="path of spec.md relative to the project")],
+    amount: Annotated[str, Field(description="bounty amount in the asset's smallest unit, as a string")],
+    asset: Annotated[str, Field(description="asset symbol")] = "USDT",
+    network: Annotated[str | None, Field(description="chain network; this server's when omitted")] = None,
+    labels: Annotated[list[str] | None, Field(description="issue labels")] = None,
+    assignees: Annotated[list[str] | None, Field(description="issue assignees")] = None,
+    deadline_seconds: Annotated[int | None, Field(description="optional: the bounty expires (and is refunded) "
+                                                              "if not merged this many seconds after publishing")]
+    = None,
+) -> PublishAnswer:
+    """Publish the spec as an issue with code3/v1 metadata and create its on-chain bounty (idempotent on issue_hash)."""
     check_repo(repo)
     check_feature_id(feature_id)
     if not AMOUNT.match(amount):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
@@ -13,9 +15,18 @@ from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from domain.metadata import strip_block
 from domain.spec import branch_name
-from mcp_tools.chain_record import index_change, lookup, raise_for, record, require_bounty
-from mcp_tools.context import Services
-from mcp_tools.specs import check_feature_id
+from mcp_tools.declare import tool
+from mcp_tools.lifecycle.answers import (
+    AcceptAnswer,
+    AcceptBestAnswer,
+    CommentAnswer,
+    ForkAnswer,
+    OpenPrAnswer,
+    SubmitAnswer,
+)
+from mcp_tools.lifecycle.chain_record import index_change, lookup, raise_for, record, require_bounty
+from mcp_tools.lifecycle.specs import check_feature_id
+from mcp_tools.services import Services
 from projections import board
 from projections.board import BountyBoard
 from projections.runner import Runner
@@ -38,7 +49,9 @@ def _issue_for_task(s: Services, task_id: str) -> Issue:
     return issue
 
 
-def accept_task(s: Services, task_id: str) -> dict[str, Any]:
+@tool("server_mcp.accept_task", profiles=("server",))
+def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/repo#123")]) -> AcceptAnswer:
+    """Accept a task: accept_bounty on chain and mark the issue in-progress."""
     issue = _issue_for_task(s, task_id)
     assert issue.bounty_id is not None
     bounty = require_bounty(s, issue.bounty_id)
@@ -49,7 +62,14 @@ def accept_task(s: Services, task_id: str) -> dict[str, Any]:
     return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
 
 
-def accept_best_task(s: Services, min_amount: str = "0", strategy: str = "max_amount") -> dict[str, Any]:
+@tool("server_mcp.accept_best_task", profiles=("server",), idempotent=False)
+def accept_best_task(
+    s: Services,
+    min_amount: Annotated[str, Field(description="smallest amount to consider")] = "0",
+    strategy: Annotated[Literal["max_amount", "max_amount_per_effort"], Field(description="how to rank")]
+    = "max_amount",
+) -> AcceptBestAnswer:
+    """Choose the best open task (largest amount by default) and accept it."""
     if not re.match(r"^[0-9]{1,31}$", min_amount):
         raise Code3Error(Code.VALIDATION, f"min_amount {min_amount!r} is not a non-negative integer",
                          "pass digits in the asset's smallest unit, e.g. \"0\"")
@@ -71,9 +91,12 @@ def accept_best_task(s: Services, min_amount: str = "0", strategy: str = "max_am
     return {**accept_task(s, best), "selected_task_id": best, "strategy": strategy}
 
 
-def fork_and_prepare(s: Services, repo: str, issue_json: dict[str, Any]) -> dict[str, Any]:
-    """Fork, clone into the workspace, check out `feat/NNN-slug`, add missing spec artifacts, push."""
-    from mcp_tools import specs  # the generators run against the working copy
+@tool("server_mcp.fork_and_prepare", profiles=("server",))
+def fork_and_prepare(s: Services, repo: Annotated[str, Field(description="owner/repo")],
+                     issue_json: Annotated[dict[str, Any], Field(description="the issue's code3/v1 metadata")]
+                     ) -> ForkAnswer:
+    """Fork, clone, create branch feat/NNN-slug, generate missing spec artifacts, push the branch."""
+    from mcp_tools.lifecycle import specs  # the generators run against the working copy
 
     check_repo(repo)
     feature_id = check_feature_id(str(issue_json.get("feature_id") or ""))
@@ -115,7 +138,11 @@ def _spec_from_issue(s: Services, repo: str, number: Any, feature_id: str) -> st
     return strip_block(body)
 
 
-def open_pr(s: Services, repo: str, branch: str, title: str, body: str) -> dict[str, Any]:
+@tool("server_mcp.open_pr", profiles=("server",))
+def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the upstream)")],
+            branch: Annotated[str, Field(description="branch of your fork, e.g. feat/003-web-ai-agent")],
+            title: str, body: str) -> OpenPrAnswer:
+    """Open a pull request from your fork's branch (pending workspace changes are committed and pushed)."""
     """Open (or reuse) the PR from the acting user's fork branch; pending work in the workspace is pushed."""
     check_repo(repo)
     if not title.strip():
@@ -129,7 +156,9 @@ def open_pr(s: Services, repo: str, branch: str, title: str, body: str) -> dict[
     return {"success": True, "pr_url": pr.url, "number": pr.number, "head_sha": pr.head_sha}
 
 
-def comment_issue(s: Services, issue_url: str, body: str) -> dict[str, Any]:
+@tool("server_mcp.comment_issue", profiles=("server",), idempotent=False)
+def comment_issue(s: Services, issue_url: str, body: str) -> CommentAnswer:
+    """Post a comment on an issue (a human-readable status mirror)."""
     repo, _kind, number = parse_url(issue_url)
     if not body.strip():
         raise Code3Error(Code.VALIDATION, "body is empty", "write the comment's text in body")
@@ -137,7 +166,11 @@ def comment_issue(s: Services, issue_url: str, body: str) -> dict[str, Any]:
     return {"success": True, "comment_id": comment_id}
 
 
-def submit_pr(s: Services, bounty_id: str, pr_url: str, commit_sha: str | None = None) -> dict[str, Any]:
+@tool("server_mcp.submit_pr", profiles=("server",))
+def submit_pr(s: Services, bounty_id: str, pr_url: str,
+              commit_sha: Annotated[str | None, Field(description="the PR head; read from the PR when omitted")]
+              = None) -> SubmitAnswer:
+    """Record submit_pr(bounty_id, pr_url, commit_sha) on chain (idempotent on pr_url)."""
     bounty = require_bounty(s, bounty_id)
     if commit_sha is not None and not SHA.match(commit_sha):
         raise Code3Error(Code.VALIDATION, f"commit_sha {commit_sha!r} is not a hex commit id",

@@ -14,7 +14,7 @@ from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, Status
 from domain.errors import Code, Code3Error
 from domain.index import Index
 from domain.issue import Issue
-from mcp_tools.context import Services
+from mcp_tools.services import Services
 
 HINTS: dict[Abort, str] = {
     Abort.BOUNTY_NOT_FOUND: "check the bounty_id (publish returns it; accept_task reports it)",

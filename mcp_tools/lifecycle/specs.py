@@ -7,17 +7,23 @@ exists without its event (a crash in between) is adopted by the next run instead
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from adapters.files import create_dir_atomically, write_files
 from adapters.offline_writer import count_tasks
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error
 from domain.spec import FEATURE_ID, Spec, next_feature_id
-from mcp_tools.context import Services
+from mcp_tools.declare import tool
+from mcp_tools.lifecycle.answers import PlanAnswer, SpecifyAnswer, TasksAnswer
+from mcp_tools.services import Services
 
 PLAN_FILES = ("plan.md", "research.md", "data-model.md", "quickstart.md")
 TASK_INPUTS = ("research.md", "data-model.md", "quickstart.md")
+FeatureIdArg = Annotated[str, Field(description="feature id, NNN-slug (e.g. 003-web-ai-agent)")]
+Overwrite = Annotated[bool, Field(description="replace existing files instead of failing with E_EXISTS")]
 
 
 def check_feature_id(feature_id: str) -> str:
@@ -31,8 +37,11 @@ def _rel(s: Services, path: Path) -> str:
     return path.relative_to(s.project).as_posix()
 
 
-def specify(s: Services, feature_description: str, feature_id: str | None = None,
-            allow_overwrite: bool = False) -> dict[str, Any]:
+@tool("spec_mcp.specify", profiles=("client-local", "client-remote"), open_world=False)
+def specify(s: Services, feature_description: Annotated[str, Field(description="what the feature should do")],
+            feature_id: Annotated[str | None, Field(description="NNN-slug; generated when omitted")] = None,
+            allow_overwrite: Overwrite = False) -> SpecifyAnswer:
+    """Create specs/<NNN-slug>/spec.md from a feature description."""
     description = feature_description.strip()
     if not description:
         raise Code3Error(Code.VALIDATION, "feature_description is empty", "describe the feature in a sentence or more")
@@ -66,8 +75,11 @@ def _feature_dir(s: Services, feature_id: str) -> Path:
     return s.specs_dir / check_feature_id(feature_id)
 
 
-def plan(s: Services, feature_id: str, tech_constraints: str | None = None,
-         allow_overwrite: bool = False) -> dict[str, Any]:
+@tool("spec_mcp.plan", profiles=("client-local",), open_world=False)
+def plan(s: Services, feature_id: FeatureIdArg,
+         tech_constraints: Annotated[str | None, Field(description="technical constraints for the plan")] = None,
+         allow_overwrite: Overwrite = False) -> PlanAnswer:
+    """Write plan.md, research.md, data-model.md, contracts/ and quickstart.md for a specified feature."""
     directory = _feature_dir(s, feature_id)
     spec_md = directory / "spec.md"
     if not spec_md.exists():
@@ -96,7 +108,9 @@ def plan(s: Services, feature_id: str, tech_constraints: str | None = None,
     }}
 
 
-def tasks(s: Services, feature_id: str, allow_overwrite: bool = False) -> dict[str, Any]:
+@tool("spec_mcp.tasks", profiles=("client-local",), open_world=False)
+def tasks(s: Services, feature_id: FeatureIdArg, allow_overwrite: Overwrite = False) -> TasksAnswer:
+    """Write tasks.md (TDD order, parallel and dependency marks) from the plan's artifacts."""
     directory = _feature_dir(s, feature_id)
     missing = [name for name in TASK_INPUTS if not (directory / name).exists()]
     if not (directory / "contracts").is_dir():

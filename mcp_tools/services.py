@@ -7,7 +7,7 @@ from pathlib import Path
 
 from adapters.event_store import EventStore
 from adapters.ports import Chain, Forge, Signer, SpecWriter
-from projections.views import ViewDB
+from adapters.sql import SqlDb
 
 
 @dataclass
@@ -19,7 +19,7 @@ class Services:
     writer: SpecWriter
     project: Path
     workspace: Path
-    views: ViewDB
+    views: SqlDb
     asset: str = "USDT"
 
     def close(self) -> None:

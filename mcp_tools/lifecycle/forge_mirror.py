@@ -11,12 +11,12 @@ import logging
 from typing import Any
 
 from adapters.ports import Forge
+from adapters.sql import Cursor
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.issue import Issue
-from mcp_tools.chain_record import reflect_labels
+from mcp_tools.lifecycle.chain_record import reflect_labels
 from projections.runner import NotYet
-from projections.views import Cursor
 
 log = logging.getLogger("code3.mirror")
 
@@ -50,6 +50,7 @@ def status_text(bounty_id: str, event: Any, asset: str, amount: int) -> str:
 class ForgeMirror:
     name = "forge_mirror"
     has_effects = True
+    schema = ""
 
     def __init__(self, store: Any, forge: Forge) -> None:
         self.store = store

@@ -7,8 +7,10 @@ from typing import Any
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
-from mcp_tools.chain_record import lookup, raise_for, record, require_bounty
-from mcp_tools.context import Services
+from mcp_tools.declare import tool
+from mcp_tools.lifecycle.answers import ClaimAnswer
+from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, require_bounty
+from mcp_tools.services import Services
 
 
 def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | None = None) -> dict[str, Any]:
@@ -62,7 +64,9 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
             "refunded": str(bounty.amount), "asset": bounty.asset}
 
 
-def claim_payout(s: Services, bounty_id: str) -> dict[str, Any]:
+@tool("server_mcp.claim_payout", profiles=("server",))
+def claim_payout(s: Services, bounty_id: str) -> ClaimAnswer:
+    """Claim the bounty after its cooling period (winner only)."""
     bounty = require_bounty(s, bounty_id)
     if bounty.status is Status.PAID:
         if bounty.winner != s.signer.address:

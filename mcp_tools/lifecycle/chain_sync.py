@@ -9,36 +9,26 @@ from __future__ import annotations
 
 import logging
 
+from adapters.sql import SqlDb
+from adapters.tracking import NamedCursor
 from domain.bounty import Bounty
-from mcp_tools.chain_record import sync_bounty
-from mcp_tools.context import Services
-from projections.views import ViewDB
+from mcp_tools.lifecycle.chain_record import sync_bounty
+from mcp_tools.services import Services
 
 log = logging.getLogger("code3.chain_sync")
 CURSOR = "chain"
 
 
-def cursor(views: ViewDB) -> int:
-    rows = views.query("SELECT version FROM chain_cursor WHERE name = ?", (CURSOR,))
-    return int(rows[0][0]) if rows else 0
-
-
-def _advance(views: ViewDB, version: int) -> None:
-    with views.transaction() as cur:
-        cur.execute("INSERT INTO chain_cursor (name, version) VALUES (?, ?) ON CONFLICT (name) "
-                    "DO UPDATE SET version = excluded.version WHERE chain_cursor.version < excluded.version",
-                    (CURSOR, version))
-
-
-def sync_new_events(s: Services, views: ViewDB, limit: int = 500) -> int:
+def sync_new_events(s: Services, views: SqlDb, limit: int = 500) -> int:
     """Record the chain's bounty events after the cursor; returns how many chain events were read."""
-    events = s.chain.events_since(cursor(views), limit)
+    cursor = NamedCursor(views, CURSOR)
+    events = s.chain.events_since(cursor.get(), limit)
     for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events):
         bounty = sync_bounty(s, bounty_id)
         if bounty is not None:
             reconcile(s, bounty)
     if events:
-        _advance(views, events[-1].version)
+        cursor.advance(events[-1].version)
     return len(events)
 
 

@@ -1,0 +1,58 @@
+"""Each tool declared once, on its handler: name, profiles and annotations in `@tool(...)`, the input
+schema in the handler's typed signature (after the services parameter), the output schema in its
+return annotation (a TypedDict). The MCP front derives the tool from this; nothing else repeats it.
+
+Grep a tool's name to find the handler it runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class ToolDecl:
+    name: str
+    handler: Callable[..., Any]
+    profiles: frozenset[str]
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = True
+    needs_services: bool = True  # False: a pure function, called without services (no key, no store)
+    render: Callable[[Any], str] | None = None  # the answer as text; JSON of the structured answer by default
+
+    @property
+    def description(self) -> str:
+        return inspect.cleandoc(self.handler.__doc__ or self.name).split("\n\n")[0]
+
+    def signature(self) -> inspect.Signature:
+        """The handler's signature as a client sees it: the services parameter left out, annotations resolved."""
+        sig = inspect.signature(self.handler, eval_str=True)
+        params = list(sig.parameters.values())
+        return sig.replace(parameters=params[1:] if self.needs_services else params)
+
+    @property
+    def output_type(self) -> Any:
+        return self.signature().return_annotation
+
+
+REGISTRY: dict[str, ToolDecl] = {}
+
+
+def tool(name: str, *, profiles: tuple[str, ...], **flags: Any) -> Callable[[F], F]:
+    """Declare the decorated handler as the MCP tool `name`, exposed in `profiles` (and in `all`)."""
+
+    def register(handler: F) -> F:
+        if name in REGISTRY and REGISTRY[name].handler is not handler:
+            raise ValueError(f"tool {name} is declared twice")
+        REGISTRY[name] = ToolDecl(name, handler, frozenset((*profiles, "all")), **flags)
+        return handler
+
+    return register
