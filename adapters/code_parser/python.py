@@ -46,14 +46,17 @@ def _decorators(node: Node, src: Source) -> list[str]:
 
 
 def _assignment_names(src: Source, assign: Node) -> list[str]:
-    left = assign.child_by_field_name("left")
+    left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+    names: list[str] = []
     if left is None:
-        return []
+        return names
     if left.type == "identifier":
-        return [src.text(left)]
-    if left.type in ("pattern_list", "tuple_pattern"):
-        return [src.text(c) for c in left.named_children if c.type == "identifier"]
-    return []
+        names.append(src.text(left))
+    elif left.type in ("pattern_list", "tuple_pattern"):
+        names += [src.text(c) for c in left.named_children if c.type == "identifier"]
+    if right is not None and right.type == "assignment":  # a = b = 1
+        names += _assignment_names(src, right)
+    return names
 
 
 def _assignment_signature(src: Source, assign: Node, name: str) -> str:

@@ -67,3 +67,61 @@ def test_python(parser: TreeSitterCodeParser) -> None:
                              ("pkg.util", "pkg/util.py")]
     assert [i.names for i in main.imports] == [["json"], ["pkg"], ["core"], ["helper"]]
     assert main.exports == []
+
+
+def test_typescript(parser: TreeSitterCodeParser) -> None:
+    m = scan(parser, "typescript")
+    engine = file(m, "src/engine.ts")
+    assert engine.language == "typescript"
+    assert shape(engine.exports) == {
+        "Options": "interface", "Mode": "type", "Color": "enum", "Engine": "class", "DEFAULT_MODE": "const",
+        "other": "const", "counter": "variable", "build": "function", "declared": "function",
+        "Shapes": "namespace", "renamed": "const", "inner": "function"}
+    assert members(engine.exports, "Engine") == {"name": "field", "count": "field", "constructor": "constructor",
+                                                 "run": "method", "label": "property", "stop": "method"}
+    assert members(engine.exports, "Options") == {"name": "field", "size": "field", "run": "method"}
+    assert members(engine.exports, "Color") == {"Red": "enum_member", "Green": "enum_member"}
+    cls = next(e for e in engine.exports if e.name == "Engine")
+    assert cls.signature == "abstract class Engine<T = unknown> extends Base implements Runner"
+    assert cls.doc == "Runs things."
+    assert imports(engine) == [("./lib/util", "src/lib/util.ts"), ("./index", "src/index.ts")]  # cycle
+    index = file(m, "src/index.ts")
+    assert shape(index.exports) == {"assist": "other", "VERSION": "other", "make": "function", "default": "class"}
+    assert next(e for e in index.exports if e.name == "make").doc == "Create an engine."
+    assert imports(index) == [("./engine", "src/engine.ts"), ("./lib/util.js", "src/lib/util.ts"), ("react", None),
+                              ("./lib", "src/lib/index.ts"), ("./lib/util", "src/lib/util.ts")]
+    assert [i.names for i in index.imports] == [["Engine", "Options"], ["*"], ["default"], ["*"],
+                                                ["helper", "VERSION"]]
+    view = file(m, "src/view.tsx")
+    assert view.language == "typescript" and shape(view.exports) == {"View": "function", "Page": "function"}
+    assert imports(view) == [(".", "src/index.ts")]
+
+
+def test_javascript(parser: TreeSitterCodeParser) -> None:
+    m = scan(parser, "javascript")
+    main = file(m, "lib/main.js")
+    assert shape(main.exports) == {"main": "function", "Cli": "class", "default": "function"}
+    assert members(main.exports, "Cli") == {"create": "method", "run": "method"}  # #secret is private
+    assert imports(main) == [("fs", None), ("./helper", "lib/helper.js"), ("./esm.mjs", "lib/esm.mjs")]
+    helper = file(m, "lib/helper.js")
+    assert shape(helper.exports) == {"helper": "variable", "internal": "variable", "extra": "variable",
+                                     "more": "function"}
+    esm = file(m, "lib/esm.mjs")
+    assert shape(esm.exports) == {"default": "function", "a": "const", "c": "const", "alias": "const"}
+
+
+def test_go(parser: TreeSitterCodeParser) -> None:
+    m = scan(parser, "go")
+    engine = file(m, "pkg/core/engine.go")
+    assert shape(engine.exports) == {
+        "MaxSize": "const", "ModeFast": "const", "ModeSlow": "const", "Default": "variable", "Engine": "struct",
+        "Options": "struct", "Runner": "interface", "ID": "type", "New": "function", "Map": "function"}
+    assert members(engine.exports, "Engine") == {"Name": "field", "Builder": "field", "Options": "field",
+                                                 "Run": "method"}
+    assert members(engine.exports, "Runner") == {"Run": "method", "Stringer": "interface"}
+    new = next(e for e in engine.exports if e.name == "New")
+    assert (new.signature, new.doc) == ("func New(name string) *Engine", "New builds an engine.")
+    assert imports(engine) == [("strings", None), ("example.com/app/pkg/util", "pkg/util")]
+    assert shape(file(m, "pkg/core/extra.go").exports) == {"Engine.Stop": "method"}
+    assert imports(file(m, "pkg/util/util.go")) == [("example.com/app/pkg/core", "pkg/core")]  # the cycle
+    assert imports(file(m, "main.go")) == [("fmt", None), ("example.com/app/pkg/core", "pkg/core")]

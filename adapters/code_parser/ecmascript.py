@@ -1,0 +1,335 @@
+"""JavaScript, TypeScript and TSX: what `import … from "./file"` can bind.
+
+Exported: `export` declarations (function, class, interface, type, enum, namespace, const/let/var — one
+export per declarator; `declare` forms and overloads count once), `export default …` (name "default"),
+`export { a as b }` (name b, kind of the local declaration), re-exports `export { x } from "./m"` and
+`export * as ns from "./m"` (`export * from "./m"` adds no names of its own: it is recorded as an import
+with names ["*"]), `export =` (name "export="), `export import A = …`, and CommonJS `module.exports = {…}`,
+`module.exports.x =`, `exports.x =`. Members: public methods, accessors and fields of classes (not
+`private`/`protected`/`#private`), the properties and methods of interfaces, enum members, and the exports of
+namespaces. Docs are the `/** … */` comment above. Imports: `import … from`, side-effect imports,
+re-exports, `import x = require()`, and top-level `require("…")` calls.
+"""
+
+from __future__ import annotations
+
+from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+from domain.skeleton import Export, Import
+
+_KINDS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "function_signature": "function",
+    "function_expression": "function",
+    "function": "function",
+    "generator_function": "function",
+    "arrow_function": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "class": "class",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+    "internal_module": "namespace",
+    "module": "namespace",
+}
+_FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generator_function")
+_BODIES = ("body", "value")
+
+
+def _jsdoc(src: Source, node: Node) -> str | None:
+    return doc_before(src, node, ("comment",), accept=lambda t: t.startswith("/**"))
+
+
+def _hidden(src: Source, member: Node) -> bool:
+    name = member.child_by_field_name("name") or member.child_by_field_name("property")
+    if name is not None and name.type == "private_property_identifier":
+        return True
+    return any(c.type == "accessibility_modifier" and src.text(c) in ("private", "protected")
+               for c in member.children)
+
+
+def _computed(member: Node) -> bool:
+    name = member.child_by_field_name("name") or member.child_by_field_name("property")
+    return name is not None and name.type == "computed_property_name"
+
+
+def _class_members(src: Source, body: Node | None) -> list[Export]:
+    out: list[Export] = []
+    seen: set[str] = set()
+    for m in body.named_children if body is not None else []:
+        if m.type in ("method_definition", "abstract_method_signature", "method_signature"):
+            if _hidden(src, m) or _computed(m):
+                continue
+            name = unquote(src.field_text(m, "name"))
+            kinds = {c.type for c in m.children}
+            kind = "constructor" if name == "constructor" else "property" if kinds & {"get", "set"} else "method"
+            sig = src.signature(m, m.child_by_field_name("body"), "{;")
+        elif m.type in ("public_field_definition", "field_definition", "property_signature"):
+            if _hidden(src, m) or _computed(m):
+                continue
+            name_node = m.child_by_field_name("name") or m.child_by_field_name("property")
+            name = unquote(src.text(name_node))
+            kind = "field"
+            value = m.child_by_field_name("value")
+            if value is not None and value.type in _FUNCTION_VALUES:
+                kind = "method"
+            sig = src.signature(m, value, "=;")
+        else:
+            continue
+        if name and (name, kind) not in {(n, kind) for n in seen}:
+            seen.add(name)
+            out.append(export(name, kind, m, sig, _jsdoc(src, m)))
+    return out
+
+
+def _interface_members(src: Source, body: Node | None) -> list[Export]:
+    out = []
+    for m in body.named_children if body is not None else []:
+        if m.type in ("property_signature", "method_signature") and not _computed(m):
+            kind = "method" if m.type == "method_signature" else "field"
+            out.append(export(unquote(src.field_text(m, "name")), kind, m, src.signature(m, None, ";,"),
+                              _jsdoc(src, m)))
+    return out
+
+
+def _enum_members(src: Source, body: Node | None) -> list[Export]:
+    out = []
+    for m in body.named_children if body is not None else []:
+        if m.type in ("property_identifier", "identifier", "string"):
+            out.append(export(unquote(src.text(m)), "enum_member", m, src.text(m)))
+        elif m.type == "enum_assignment":
+            name = unquote(src.field_text(m, "name"))
+            out.append(export(name, "enum_member", m, src.signature(m)))
+    return out
+
+
+def _declarator_names(src: Source, pattern: Node) -> list[str]:
+    if pattern.type == "identifier":
+        return [src.text(pattern)]
+    names = []
+    for c in pattern.named_children:
+        if c.type in ("shorthand_property_identifier_pattern", "identifier"):
+            names.append(src.text(c))
+        elif c.type in ("pair_pattern", "object_assignment_pattern", "assignment_pattern", "rest_pattern"):
+            target = c.child_by_field_name("value") or c.child_by_field_name("left") or c.named_children[-1]
+            names.extend(_declarator_names(src, target))
+        elif c.type in ("object_pattern", "array_pattern"):
+            names.extend(_declarator_names(src, c))
+    return names
+
+
+def declarations(src: Source, decl: Node, span: Node) -> list[Export]:
+    """Exports a declaration node defines (a lexical declaration may define several)."""
+    if decl.type == "ambient_declaration":
+        inner = [c for c in decl.named_children if c.type != "comment"]
+        return [e for c in inner for e in declarations(src, c, span)]
+    if decl.type in ("lexical_declaration", "variable_declaration"):
+        is_const = src.text(decl).lstrip().startswith("const")
+        out = []
+        for d in decl.named_children:
+            if d.type != "variable_declarator":
+                continue
+            value = d.child_by_field_name("value")
+            name_node = d.child_by_field_name("name")
+            keyword = "const" if is_const else src.text(decl).split(None, 1)[0]
+            if value is not None and value.type in _FUNCTION_VALUES:
+                body = value.child_by_field_name("body")
+                sig = f"{keyword} {src.signature(d, body, '{=>')}"
+                kind = "function"
+            else:
+                text = " ".join(src.text(value).split()) if value is not None else ""
+                sig = f"{keyword} {src.signature(d, value, '=')}" + (f" = {text}" if text and len(text) <= 60 else "")
+                kind = "const" if is_const else "variable"
+            for name in _declarator_names(src, name_node) if name_node is not None else []:
+                out.append(export(name, kind, d, sig, span_node=span))
+        return out
+    kind = _KINDS.get(decl.type)
+    if kind is None:
+        if decl.type == "import_alias" and decl.named_child_count:
+            return [export(src.text(decl.named_children[0]), "other", decl, src.signature(decl, None, ";"),
+                           span_node=span)]
+        return []
+    name = unquote(src.field_text(decl, "name")) or "default"
+    body = decl.child_by_field_name("body")
+    members: list[Export] = []
+    if kind == "class":
+        members = _class_members(src, body)
+    elif kind == "interface":
+        members = _interface_members(src, body)
+    elif kind == "enum":
+        members = _enum_members(src, body)
+    elif kind == "namespace" and body is not None:
+        members = _module_exports(src, body)[0]
+    return [export(name, kind, decl, src.signature(decl, body, "{;"), members=members, span_node=span)]
+
+
+def _string(src: Source, node: Node | None) -> str:
+    return unquote(src.text(node)) if node is not None else ""
+
+
+def _import_names(src: Source, stmt: Node) -> list[str]:
+    names: list[str] = []
+    for clause in stmt.named_children:
+        if clause.type != "import_clause":
+            continue
+        for c in clause.named_children:
+            if c.type == "identifier":
+                names.append("default")
+            elif c.type == "namespace_import":
+                names.append("*")
+            elif c.type == "named_imports":
+                names.extend(src.field_text(s, "name") for s in c.named_children if s.type == "import_specifier")
+    return names
+
+
+def _require(src: Source, value: Node | None) -> str | None:
+    if value is not None and value.type == "await_expression" and value.named_child_count:
+        value = value.named_children[0]
+    if value is None or value.type != "call_expression":
+        return None
+    fn, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
+    if fn is None or src.text(fn) != "require" or args is None or args.named_child_count != 1:
+        return None
+    arg = args.named_children[0]
+    return _string(src, arg) if arg.type == "string" else None
+
+
+def _is_relative(spec: str) -> bool:
+    return spec.startswith("./") or spec.startswith("../") or spec in (".", "..")
+
+
+def _commonjs(src: Source, stmt: Node, exports: list[Export]) -> None:
+    expr = stmt.named_children[0] if stmt.named_child_count else None
+    if expr is None or expr.type != "assignment_expression":
+        return
+    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    target = src.text(left)
+    if target == "module.exports":
+        if right is not None and right.type == "object":
+            for p in right.named_children:
+                key = p.child_by_field_name("key") if p.type in ("pair", "method_definition") else p
+                if p.type in ("pair", "shorthand_property_identifier", "method_definition") and key is not None:
+                    exports.append(export(unquote(src.text(key)), "variable", p, " ".join(src.text(p).split())[:120]))
+        else:
+            exports.append(export("export=", "other", stmt, f"module.exports = {src.signature(right)}"[:200]))
+    elif target.startswith(("module.exports.", "exports.")) and target.count(".") == target.startswith("module") + 1:
+        kind = "function" if right is not None and right.type in _FUNCTION_VALUES else "variable"
+        exports.append(export(target.rsplit(".", 1)[1], kind, stmt, src.signature(expr, right, "=")))
+
+
+def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Import]]:
+    exports: list[Export] = []
+    imports: list[Import] = []
+    locals_: dict[str, Node] = {}
+    clauses: list[tuple[Node, Node]] = []  # (export_specifier, statement) naming locals
+    for stmt in program.named_children:
+        t = stmt.type
+        if t == "import_statement":
+            source = stmt.child_by_field_name("source")
+            req = next((c for c in stmt.named_children if c.type == "import_require_clause"), None)
+            if req is not None:
+                source = req.child_by_field_name("source") or req.named_children[-1]
+            spec = _string(src, source)
+            if spec:
+                imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=_import_names(src, stmt)))
+        elif t == "export_statement":
+            _export_statement(src, stmt, exports, imports, clauses)
+            decl = stmt.child_by_field_name("declaration")
+            if decl is not None and not any(c.type == "default" for c in stmt.children):
+                for e in declarations(src, decl, stmt):
+                    locals_.setdefault(e.name, decl)
+        elif t in ("lexical_declaration", "variable_declaration"):
+            for d in stmt.named_children:
+                if d.type == "variable_declarator":
+                    spec = _require(src, d.child_by_field_name("value"))
+                    name_node = d.child_by_field_name("name")
+                    if spec:
+                        names = _declarator_names(src, name_node) if name_node is not None else []
+                        imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=names))
+                    elif name_node is not None and name_node.type == "identifier":
+                        locals_[src.text(name_node)] = stmt
+        elif t == "expression_statement":
+            spec = _require(src, stmt.named_children[0]) if stmt.named_child_count else None
+            if spec:
+                imports.append(make_import(spec, stmt, relative=_is_relative(spec)))
+            else:
+                _commonjs(src, stmt, exports)
+        elif t in _KINDS or t == "ambient_declaration":
+            for e in declarations(src, stmt, stmt):
+                locals_.setdefault(e.name, stmt)
+    for spec_node, stmt in clauses:
+        if spec_node.type == "identifier":  # export default <identifier>
+            local, name = src.text(spec_node), "default"
+        else:
+            local = src.field_text(spec_node, "name")
+            alias = spec_node.child_by_field_name("alias")
+            name = unquote(src.text(alias)) if alias is not None else local
+        decl = locals_.get(local)
+        found = [e for e in declarations(src, decl, stmt) if e.name == local] if decl is not None else []
+        if found and name == "default":
+            exports = [e for e in exports if e.name != "default"]
+        if found:
+            exports.append(found[0].model_copy(update={"name": name}))
+        else:
+            exports.append(export(name, "other", spec_node, f"export {{ {src.text(spec_node)} }}"))
+    seen: set[str] = set()
+    unique = []
+    for e in exports:  # overloads and declaration merging: one export per name
+        if e.name not in seen:
+            seen.add(e.name)
+            unique.append(e)
+    return unique, imports
+
+
+def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: list[Import],
+                      clauses: list[tuple[Node, Node]]) -> None:
+    source = stmt.child_by_field_name("source")
+    spec = _string(src, source)
+    is_default = any(c.type == "default" for c in stmt.children)
+    decl = stmt.child_by_field_name("declaration")
+    doc = _jsdoc(src, stmt)
+    if is_default:
+        value = decl or stmt.child_by_field_name("value")
+        if value is not None and value.type == "identifier":
+            clauses.append((value, stmt))  # resolved against the local declarations afterwards
+        found = declarations(src, value, stmt) if value is not None else []
+        if found and found[0].kind != "other":
+            exports.append(found[0].model_copy(update={"name": "default", "doc": doc}))
+        else:
+            kind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
+            exports.append(export("default", kind, stmt, f"export default {src.signature(value, None, ';')}"[:200],
+                                  doc))
+        return
+    if decl is not None:
+        for e in declarations(src, decl, stmt):
+            exports.append(e.model_copy(update={"doc": doc}) if doc else e)
+        return
+    children = [c for c in stmt.named_children if c != source]
+    if source is not None:
+        names: list[str] = []
+        for c in children:
+            if c.type == "export_clause":
+                for s in c.named_children:
+                    if s.type != "export_specifier":
+                        continue
+                    local = src.field_text(s, "name")
+                    alias = s.child_by_field_name("alias")
+                    names.append(local)
+                    exports.append(export(unquote(src.text(alias)) if alias else local, "other", s,
+                                          f"export {{ {src.text(s)} }} from {src.text(source)}"))
+            elif c.type == "namespace_export":
+                names.append("*")
+                ident = c.named_children[-1] if c.named_child_count else None
+                exports.append(export(unquote(src.text(ident)), "namespace", c, src.signature(stmt, None, ";")))
+        imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=names or ["*"]))
+        return
+    for c in children:
+        if c.type == "export_clause":
+            clauses.extend((s, stmt) for s in c.named_children if s.type == "export_specifier")
+        elif c.type in ("identifier", "expression") and src.text(stmt).lstrip().startswith("export ="):
+            exports.append(export("export=", "other", stmt, src.signature(stmt, None, ";")))
+
+
+def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
+    return _module_exports(src, root)

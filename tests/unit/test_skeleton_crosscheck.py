@@ -1,0 +1,247 @@
+"""Exports cross-checked against each language's own parser on real code.
+
+- Python: the stdlib's `ast` on real installed packages (pathspec, rich, the stdlib's json and email).
+- TypeScript: the TypeScript compiler's parser (npm `typescript`, tests/tools/ts_exports.js) on the .ts and
+  .d.ts files of real npm packages installed by scripts/install_test_tools.sh under .cache/node.
+- Go: `go/ast` (tests/tools/go_exports.go, Debian golang-go) on Go's own standard library sources.
+
+Each comparison is {exported name: sorted public member names (classes, interfaces, structs) or None}.
+Tools missing → skipped with the reason (run scripts/install_test_tools.sh).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.code_parser.treesitter import TreeSitterCodeParser
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / "tests" / "tools"
+NODE_MODULES = REPO / ".cache" / "node" / "node_modules"
+INSTALL = "run scripts/install_test_tools.sh"
+
+
+@pytest.fixture(scope="module")
+def parser() -> TreeSitterCodeParser:
+    return TreeSitterCodeParser(workers=1)
+
+
+def ours(parser: TreeSitterCodeParser, root: Path, rel: str, method_members: bool = True) -> dict[str, Any]:
+    sk = parser.parse_file(root, rel)
+    out: dict[str, Any] = {}
+    for e in sk.exports:
+        flatten = not method_members and e.kind != "interface"  # Go: methods are "Type.Method"
+        if e.kind in ("class", "interface", "struct"):
+            out[e.name] = sorted({m.name for m in e.members if not flatten or m.kind != "method"})
+        else:
+            out[e.name] = None
+        if flatten:
+            out.update({f"{e.name}.{m.name}": None for m in e.members if m.kind == "method"})
+    return out
+
+
+def diff(expected: dict[str, dict[str, Any]], actual: dict[str, dict[str, Any]]) -> list[str]:
+    problems = []
+    for path, names in expected.items():
+        got = actual[path]
+        if got != names:
+            missing = sorted(set(names) - set(got))
+            extra = sorted(set(got) - set(names))
+            members = sorted(n for n in set(names) & set(got) if names[n] != got[n])
+            problems.append(f"{path}: missing {missing} extra {extra} members differ "
+                            f"{[(n, names[n], got[n]) for n in members]}")
+    return problems
+
+
+# --- Python ---------------------------------------------------------------------------------------------------
+
+def _public(name: str) -> bool:
+    return not name.startswith("_")
+
+
+def _member_visible(name: str) -> bool:
+    return _public(name) or (name.startswith("__") and name.endswith("__"))
+
+
+def _targets(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Tuple | ast.List):
+        return [n.id for n in node.elts if isinstance(n, ast.Name)]
+    return []
+
+
+def _defined(stmts: list[ast.stmt]) -> list[tuple[str, ast.stmt]]:
+    out: list[tuple[str, ast.stmt]] = []
+    for st in stmts:
+        if isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append((st.name, st))
+        elif isinstance(st, ast.Assign):
+            for t in st.targets:
+                out += [(n, st) for n in _targets(t)]
+        elif isinstance(st, ast.AnnAssign):
+            out += [(n, st) for n in _targets(st.target)]
+        elif sys.version_info >= (3, 12) and isinstance(st, ast.TypeAlias):
+            out += [(n, st) for n in _targets(st.name)]
+        elif isinstance(st, ast.If):
+            out += _defined(st.body) + _defined(st.orelse)
+        elif isinstance(st, ast.Try):
+            out += _defined(st.body)
+            for h in st.handlers:
+                out += _defined(h.body)
+            out += _defined(st.orelse) + _defined(st.finalbody)
+        elif isinstance(st, ast.With):
+            out += _defined(st.body)
+    return out
+
+
+def _ast_members(cls: ast.ClassDef) -> list[str]:
+    names = {n for n, _ in _defined([s for s in cls.body if not isinstance(s, ast.If | ast.Try | ast.With)])}
+    return sorted(n for n in names if _member_visible(n))
+
+
+def _all(stmts: list[ast.stmt]) -> list[str] | None:
+    found: list[str] | None = None
+    for st in stmts:
+        value = None
+        if isinstance(st, ast.Assign) and any(_targets(t) == ["__all__"] for t in st.targets):
+            value, found = st.value, []
+        elif isinstance(st, ast.AugAssign) and _targets(st.target) == ["__all__"]:
+            value = st.value
+        if isinstance(value, ast.List | ast.Tuple):
+            found = (found or []) + [e.value for e in value.elts if isinstance(e, ast.Constant)]
+        elif isinstance(st, ast.If | ast.Try | ast.With):
+            nested = _all(st.body)
+            if nested is not None:
+                found = nested
+    return found
+
+
+def python_ast_exports(path: Path) -> dict[str, Any]:
+    tree = ast.parse(path.read_bytes())
+    defined: dict[str, ast.stmt] = {}
+    for name, st in _defined(tree.body):
+        defined.setdefault(name, st)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    listed = _all(tree.body)
+    names = [n for n in dict.fromkeys(listed) if n in defined or n in imported] if listed is not None else [
+        n for n in defined if _public(n)]
+    out: dict[str, Any] = {}
+    for n in names:
+        st = defined.get(n)
+        out[n] = _ast_members(st) if isinstance(st, ast.ClassDef) else None
+    return out
+
+
+def _python_files() -> list[tuple[Path, str]]:
+    import email
+    import json as json_mod
+
+    import pathspec
+    import rich
+
+    files: list[tuple[Path, str]] = []
+    for mod in (pathspec, json_mod, email):
+        base = Path(mod.__file__).parent
+        files += [(base, p.relative_to(base).as_posix()) for p in sorted(base.rglob("*.py"))]
+    rich_base = Path(rich.__file__).parent
+    for name in ("console.py", "table.py", "text.py", "style.py", "progress.py", "panel.py", "syntax.py",
+                 "markdown.py", "logging.py", "__init__.py"):
+        files.append((rich_base, name))
+    return files
+
+
+def test_python_exports_match_ast_on_real_packages(parser: TreeSitterCodeParser) -> None:
+    files = _python_files()
+    assert len(files) > 40
+    expected = {f"{b}/{r}": python_ast_exports(b / r) for b, r in files}
+    actual = {f"{b}/{r}": ours(parser, b, r) for b, r in files}
+    assert diff(expected, actual) == []
+
+
+# --- TypeScript -------------------------------------------------------------------------------------------------
+
+def _typescript_dir() -> Path:
+    if shutil.which("node") is None:
+        pytest.skip(f"node is not installed ({INSTALL}, or apt-get install nodejs npm)")
+    candidates = [NODE_MODULES / "typescript"]
+    if os.environ.get("CODE3_TYPESCRIPT"):
+        candidates.insert(0, Path(os.environ["CODE3_TYPESCRIPT"]))
+    for c in candidates:
+        if (c / "package.json").exists():
+            return c
+    pytest.skip(f"npm typescript not found under {NODE_MODULES} ({INSTALL})")
+
+
+def _ts_files(limit: int = 400) -> list[Path]:
+    found: list[Path] = []
+    for package in ("repomix", "zod", "hono", "@modelcontextprotocol", "ajv", "typescript/lib", "jose", "tar",
+                    "fast-glob", "minimatch"):
+        base = NODE_MODULES / package
+        if base.exists():
+            found += sorted(p for p in base.rglob("*.ts") if not p.name.startswith("lib."))
+    return found[:limit]
+
+
+def test_typescript_exports_match_the_typescript_compiler(parser: TreeSitterCodeParser) -> None:
+    ts_dir = _typescript_dir()
+    files = _ts_files()
+    if len(files) < 50:
+        pytest.skip(f"too few .ts files under {NODE_MODULES} ({INSTALL})")
+    rels = [p.relative_to(NODE_MODULES).as_posix() for p in files]
+    out = subprocess.run(["node", str(TOOLS / "ts_exports.js"), str(ts_dir), *rels], cwd=NODE_MODULES,
+                         capture_output=True, text=True, check=True, timeout=240)
+    expected = json.loads(out.stdout)
+    actual = {r: ours(parser, NODE_MODULES, r) for r in rels}
+    assert sum(len(v) for v in expected.values()) > 500
+    assert diff(expected, actual) == []
+
+
+# --- Go -----------------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def go_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip(f"go is not installed ({INSTALL}, or apt-get install golang-go)")
+    out = tmp_path_factory.mktemp("go") / "go_exports"
+    env = {**os.environ, "GOCACHE": str(out.parent / "cache"), "GOFLAGS": "-mod=mod", "GO111MODULE": "off"}
+    subprocess.run([go, "build", "-o", str(out), str(TOOLS / "go_exports.go")], check=True, env=env,
+                   capture_output=True, timeout=240)
+    return out
+
+
+def _go_root() -> Path:
+    try:
+        goroot = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("go env GOROOT failed")
+    return Path(goroot) / "src"
+
+
+def test_go_exports_match_go_ast_on_the_standard_library(parser: TreeSitterCodeParser, go_exports: Path) -> None:
+    src = _go_root()
+    rels: list[str] = []
+    for pkg in ("net/http", "strings", "fmt", "encoding/json", "go/ast", "sort", "bufio", "os", "io", "time"):
+        rels += sorted(p.relative_to(src).as_posix() for p in (src / pkg).glob("*.go"))
+    if len(rels) < 50:
+        pytest.skip(f"Go sources not found under {src}")
+    out = subprocess.run([str(go_exports), *rels], cwd=src, capture_output=True, text=True, check=True, timeout=120)
+    expected = json.loads(out.stdout)
+    actual = {r: ours(parser, src, r, method_members=False) for r in rels}
+    assert sum(len(v) for v in expected.values()) > 1000
+    assert diff(expected, actual) == []
