@@ -222,8 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = common(sub.add_parser("mcp", help="MCP server over stdio"))
-    p.add_argument("--profile", default="all", choices=["client-local", "client-remote", "server", "all"],
-                   help="which tools to expose (default: all)")
+    from mcp_tools.catalog import PROFILES
+
+    p.add_argument("--profile", default="all", choices=list(PROFILES),
+                   help="which seed server to stand in for: its tools, resources and serverInfo (default: all)")
     p.set_defaults(func=cmd_mcp)
 
     p = common(sub.add_parser("account", help="manage the keystore (the identities this server acts as)"))

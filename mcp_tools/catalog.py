@@ -6,9 +6,18 @@ a profile is a slice of it, named for the seed server it stands in for.
 
 from __future__ import annotations
 
-from mcp_tools.declare import REGISTRY, ToolDecl
+from collections.abc import Callable
+from typing import Any
 
-PROFILES = ("client-local", "client-remote", "server", "all")
+from mcp_tools.declare import EXTENSIONS, REGISTRY, ToolDecl
+
+# profile -> the serverInfo name and version it answers (None: Code3's own version)
+PROFILES: dict[str, tuple[str, str | None]] = {
+    "client-local": ("code3", None),
+    "client-remote": ("code3", None),
+    "server": ("code3", None),
+    "all": ("code3", None),
+}
 
 
 def declared() -> dict[str, ToolDecl]:
@@ -22,3 +31,8 @@ def tools_for(profile: str) -> list[ToolDecl]:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     return [t for t in declared().values() if profile in t.profiles]
+
+
+def extensions_for(profile: str) -> list[Callable[[Any, Any], None]]:
+    declared()
+    return [register for profiles, register in EXTENSIONS if profile in profiles]

@@ -44,6 +44,8 @@ class ToolDecl:
 
 
 REGISTRY: dict[str, ToolDecl] = {}
+# Resources, prompts and other front features a family adds: (profiles, register(server, runtime)).
+EXTENSIONS: list[tuple[frozenset[str], Callable[[Any, Any], None]]] = []
 
 
 def tool(name: str, *, profiles: tuple[str, ...], **flags: Any) -> Callable[[F], F]:
@@ -56,3 +58,13 @@ def tool(name: str, *, profiles: tuple[str, ...], **flags: Any) -> Callable[[F],
         return handler
 
     return register
+
+
+def extension(*, profiles: tuple[str, ...]) -> Callable[[F], F]:
+    """Declare `register(server, runtime)`, which adds a family's resources or prompts to the MCP server."""
+
+    def add(register: F) -> F:
+        EXTENSIONS.append((frozenset((*profiles, "all")), register))
+        return register
+
+    return add

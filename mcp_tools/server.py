@@ -19,7 +19,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from mcp_tools.catalog import tools_for
+from mcp_tools.catalog import PROFILES, extensions_for, tools_for
 from mcp_tools.declare import ToolDecl
 
 log = logging.getLogger("code3.mcp")
@@ -88,7 +88,8 @@ async def structured_argument_errors(ctx: Any, call_next: Any) -> Any:
 
 def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runtime | None = None,
                  version: str = "0") -> MCPServer:
-    server: MCPServer = MCPServer("code3", version=version, instructions=INSTRUCTIONS,
+    name, profile_version = PROFILES.get(profile, ("code3", None))
+    server: MCPServer = MCPServer(name, version=profile_version or version, instructions=INSTRUCTIONS,
                                   middleware=[structured_argument_errors])
     runtime = runtime or Runtime(factory)
     for decl in tools_for(profile):
@@ -97,6 +98,8 @@ def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runt
                                       openWorldHint=decl.open_world)
         server.add_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
                         annotations=annotations)
+    for register in extensions_for(profile):
+        register(server, runtime)
     return server
 
 

@@ -1,0 +1,99 @@
+"""The one resolver for every path a tool reads or writes.
+
+A path is accepted only when, after resolving symlinks, it lies inside the project root, outside the
+state directory (`.code3/`: the event store, keys, tokens), outside `.git/` and any keystore, is not a
+key or secret file, and (for reads) is a regular file of bounded size. Refusals carry a `reason` so
+each seed family can answer in its own error codes (CodeNexus -32001 for "forbidden", …).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from domain.errors import Code, Code3Error
+from domain.values import parse_project_path
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+SECRET_NAMES = frozenset({"webhook_secret", "serve_token", ".env", "id_rsa", "id_ed25519", ".netrc", ".pgpass"})
+SECRET_SUFFIXES = (".key", ".pem", ".p12", ".pfx", ".keystore")
+
+_CODES = {"invalid": Code.VALIDATION, "outside": Code.UNAUTHORIZED, "forbidden": Code.UNAUTHORIZED,
+          "not_found": Code.NOT_FOUND, "not_regular": Code.VALIDATION, "too_large": Code.VALIDATION}
+
+
+class PathRefused(Code3Error):
+    """`reason`: invalid | outside | forbidden | not_found | not_regular | too_large."""
+
+    def __init__(self, reason: str, message: str, hint: str) -> None:
+        super().__init__(_CODES[reason], message, hint)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    root: Path
+    private_dirs: tuple[Path, ...] = field(default=())  # besides <root>/.code3 and <root>/.git
+    max_bytes: int = MAX_FILE_BYTES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", self.root.resolve())
+        private = (self.root / ".code3", self.root / ".git", *self.private_dirs)
+        object.__setattr__(self, "private_dirs", tuple(p.resolve() for p in private))
+
+    def resolve(self, value: object, *, kind: str = "file", must_exist: bool = True,
+                allow_absolute: bool = False) -> Path:
+        """The real path of `value` (relative to the root; absolute only with `allow_absolute`).
+
+        `kind`: "file" (a regular file, bounded size), "dir", or "any"; with `must_exist=False` the
+        path may be missing (a file about to be written) but its parent chain must still stay inside.
+        """
+        if allow_absolute and isinstance(value, str) and os.path.isabs(value) and "\x00" not in value:
+            try:
+                value = Path(value).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                raise PathRefused("outside", f"{value!r} is outside the project root",
+                                  f"pass a path inside {self.root}") from None
+        try:
+            relative = parse_project_path(value)
+        except Code3Error as exc:
+            raise PathRefused("invalid", exc.message, exc.hint) from None
+        real = (self.root / relative).resolve()
+        if not real.is_relative_to(self.root):
+            raise PathRefused("outside", f"{relative!r} leads outside the project root (through a symlink)",
+                              "pass a path whose target lies inside the project")
+        if any(real.is_relative_to(p) for p in self.private_dirs) or _is_secret(real):
+            raise PathRefused("forbidden", f"{relative!r} is private (state directory, keys or secrets)",
+                              "Code3 never reads or writes its state, keys or secret files through a tool")
+        if not real.exists():
+            if must_exist:
+                raise PathRefused("not_found", f"{relative!r} does not exist", "check the path (relative to "
+                                  "the project root)")
+            return real
+        if kind == "file" and not real.is_file():
+            raise PathRefused("not_regular", f"{relative!r} is not a regular file", "pass a file's path")
+        if kind == "dir" and not real.is_dir():
+            raise PathRefused("not_regular", f"{relative!r} is not a directory", "pass a directory's path")
+        if kind == "file" and real.stat().st_size > self.max_bytes:
+            raise PathRefused("too_large", f"{relative!r} is larger than {self.max_bytes} bytes",
+                              "pass a smaller file")
+        return real
+
+    def relative(self, real: Path) -> str:
+        """The project-relative posix form of a resolved path."""
+        return real.resolve().relative_to(self.root).as_posix()
+
+    def read_text(self, value: object) -> str:
+        """A regular text file's content (UTF-8); binary content is refused, not decoded with losses."""
+        data = self.resolve(value).read_bytes()
+        if b"\x00" in data[:8192]:
+            raise PathRefused("not_regular", f"{value!r} is a binary file", "pass a text file")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PathRefused("not_regular", f"{value!r} is not UTF-8 text", "pass a UTF-8 text file") from None
+
+
+def _is_secret(path: Path) -> bool:
+    return path.name in SECRET_NAMES or path.name.endswith(SECRET_SUFFIXES)
