@@ -190,7 +190,8 @@ def _rust(imp: Import, path: str, ix: ProjectIndex) -> str | None:
                 base = _dir(base)
             rest = rest[1:]
         return _rust_file(ix, base, rest)
-    return None
+    # 2018 paths: `use net::Client` names a child module of this one when there is one
+    return _rust_file(ix, _rust_module_dir(path), segments)
 
 
 def _java(imp: Import, path: str, ix: ProjectIndex) -> str | None:

@@ -125,3 +125,70 @@ def test_go(parser: TreeSitterCodeParser) -> None:
     assert shape(file(m, "pkg/core/extra.go").exports) == {"Engine.Stop": "method"}
     assert imports(file(m, "pkg/util/util.go")) == [("example.com/app/pkg/core", "pkg/core")]  # the cycle
     assert imports(file(m, "main.go")) == [("fmt", None), ("example.com/app/pkg/core", "pkg/core")]
+
+
+def test_rust(parser: TreeSitterCodeParser) -> None:
+    m = scan(parser, "rust")
+    lib = file(m, "src/lib.rs")
+    assert shape(lib.exports) == {"net": "module", "MAX": "const", "NAME": "variable", "Engine": "struct",
+                                  "Mode": "enum", "Runner": "trait", "Map": "type", "make": "function",
+                                  "engine": "macro", "Client": "other"}  # not internal, hidden, crate_only
+    assert members(lib.exports, "Engine") == {"name": "field", "new": "method", "Runner": "impl"}
+    assert members(lib.exports, "Mode") == {"Fast": "enum_member", "Slow": "enum_member"}
+    assert members(lib.exports, "Runner") == {"run": "method", "stop": "method"}
+    engine = next(e for e in lib.exports if e.name == "Engine")
+    assert (engine.signature, engine.doc) == ("pub struct Engine<T>", "An engine.")
+    assert imports(lib) == [("mod net", "src/net/mod.rs"), ("mod util", "src/util.rs"),
+                            ("crate::util", "src/util.rs"), ("std::collections", None), ("net", "src/net/mod.rs")]
+    assert lib.imports[3].names == ["HashMap", "HashSet"]
+    assert imports(file(m, "src/util.rs")) == [("crate", "src/lib.rs")]  # the cycle lib → util → lib
+    client = file(m, "src/net/client.rs")
+    assert shape(client.exports) == {"Client": "struct", "raw": "function"}
+    assert members(client.exports, "Client") == {"get": "method"}
+    assert imports(client) == [("super::super::util", "src/util.rs")]
+    assert imports(file(m, "src/net/mod.rs")) == [("mod client", "src/net/client.rs"),
+                                                  ("self::client", "src/net/client.rs")]
+
+
+def test_java(parser: TreeSitterCodeParser) -> None:
+    m = scan(parser, "java")
+    base = "src/main/java/com/acme/"
+    engine = file(m, base + "core/Engine.java")
+    assert shape(engine.exports) == {"Engine": "class"}  # Base is package-private
+    assert members(engine.exports, "Engine") == {"MAX": "const", "name": "field", "alias": "field",
+                                                 "Engine": "constructor", "run": "method", "map": "method",
+                                                 "Mode": "enum", "Listener": "interface"}
+    cls = engine.exports[0]
+    assert cls.doc == "Runs things."
+    assert next(x for x in cls.members if x.name == "map").signature == \
+        "public <U> List<U> map(List<T> xs) throws Exception"
+    assert imports(engine) == [("java.util.List", None), ("com.acme.util.Helper", base + "util/Helper.java"),
+                               ("com.acme.util.*", base + "util"),
+                               ("static com.acme.util.Helper.clean", base + "util/Helper.java")]
+    assert members(file(m, base + "core/Runner.java").exports, "Runner") == {
+        "VERSION": "const", "start": "method", "stop": "method"}
+    helper = file(m, base + "util/Helper.java")
+    assert members(helper.exports, "Helper") == {"clean": "method", "Pair": "record"}
+    assert imports(helper) == [("com.acme.core.Engine", base + "core/Engine.java")]  # the cycle
+
+
+def test_kotlin(parser: TreeSitterCodeParser) -> None:
+    kt = file(scan(parser, "kotlin"), "src/main/kotlin/acme/Engine.kt")
+    assert shape(kt.exports) == {"Engine": "class", "Runner": "interface", "Point": "class", "Color": "enum",
+                                 "Registry": "object", "topLevel": "function", "answer": "const", "Name": "type"}
+    assert members(kt.exports, "Engine") == {"name": "field", "label": "field", "run": "method", "create": "method"}
+    assert members(kt.exports, "Color") == {"RED": "enum_member", "GREEN": "enum_member"}
+    assert [(i.specifier, i.names) for i in kt.imports] == [
+        ("kotlin.math.max", ["max"]), ("acme.util.Helper", ["H"]), ("acme.util.*", ["*"])]
+
+
+def test_scala(parser: TreeSitterCodeParser) -> None:
+    sc = file(scan(parser, "scala"), "src/main/scala/acme/Engine.scala")
+    assert [(e.name, e.kind) for e in sc.exports] == [
+        ("Engine", "class"), ("Runner", "trait"), ("Engine", "object"), ("Point", "class"), ("Shape", "class"),
+        ("Color", "enum"), ("topLevel", "function"), ("answer", "const")]
+    assert members(sc.exports, "Engine") == {"name": "field", "run": "method", "size": "field", "count": "field",
+                                             "Id": "type"}
+    assert members(sc.exports, "Point") == {"x": "field", "y": "field"}
+    assert [(i.specifier, i.names) for i in sc.imports] == [
+        ("scala.collection.mutable", ["mutable"]), ("acme.util", ["Helper", "Other"])]
