@@ -3,26 +3,73 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.canonical import natural_id
+from domain.errors import Code, Code3Error
 
 FEATURE_ID = re.compile(r"^\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*$")
-SLUG_MAX = 50
+SLUG_MAX = 60  # a feature id is at most 64 characters: NNN, a dash, the short name
+MAX_NUMBER = 999  # feature numbers stay three digits
+# spec-kit's create-new-feature script drops these words (and words under three letters that are not acronyms)
+_STOP = ("i a an the to for of in on at by with from is are was were be been being have has had do does did will would "
+         "should could can may might must shall this that these those my your our their want need add get set")
+STOP_WORDS = frozenset(_STOP.split(" "))
+
+
+def short_name(description: str) -> str:
+    """spec-kit's short name of a feature: its first three meaningful words (four when exactly four remain).
+
+    Meaningful: not a stop word, and at least three letters long unless written as an acronym (all
+    capitals) in the description: "Web AI agent project management" gives `web-ai-agent`. A description
+    with no meaningful word falls back to its first three words; one with no word at all to `feature`.
+    """
+    words = re.sub(r"[^a-z0-9]", " ", description.lower()).split()
+    meaningful = [w for w in words if w not in STOP_WORDS
+                  and (len(w) >= 3 or re.search(rf"\b{re.escape(w.upper())}\b", description))]
+    chosen = meaningful[:4 if len(meaningful) == 4 else 3] if meaningful else words[:3]
+    slug = ""
+    for word in chosen:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > SLUG_MAX:
+            break
+        slug = candidate
+    return slug or (chosen[0][:SLUG_MAX] if chosen else "feature")
 
 
 def slugify(text: str) -> str:
-    """Lower-case, non-alphanumerics to `-`, at most 50 characters (the spec-kit convention)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return slug[:SLUG_MAX].rstrip("-") or "feature"
+    """The short name of `text` (kept under its old name for callers that slug a free text)."""
+    return short_name(text)
 
 
-def next_feature_id(existing: list[str], description: str) -> str:
-    """NNN is the highest existing number plus one."""
-    numbers = [int(f[:3]) for f in existing if FEATURE_ID.match(f)]
-    return f"{max(numbers, default=0) + 1:03d}-{slugify(description)}"
+def feature_number(name: str) -> int | None:
+    """The NNN of a directory name that is a feature id, else None."""
+    return int(name[:3]) if FEATURE_ID.fullmatch(name) else None
+
+
+def next_number(used: Iterable[int]) -> int:
+    """The number of the next feature: the highest used number plus one (spec-kit's rule), as long as it
+    stays three digits. Numbers at the top (an explicit `999-x`) do not push ids past 999: the next is
+    the one after the highest used number whose successor is free, and 001 when none is. Raises
+    E_PRECONDITION when all 999 are taken."""
+    taken = {n for n in used if 1 <= n <= MAX_NUMBER}
+    for n in sorted(taken, reverse=True):
+        if n + 1 <= MAX_NUMBER and n + 1 not in taken:
+            return n + 1
+    for n in range(1, MAX_NUMBER + 1):
+        if n not in taken:
+            return n
+    raise Code3Error(Code.PRECONDITION, f"all feature numbers 001-{MAX_NUMBER} are taken under specs/",
+                     "pass an explicit feature_id that reuses a number, or archive old features")
+
+
+def next_feature_id(existing: Iterable[str], description: str) -> str:
+    """`NNN-short-name` for a description, NNN from `next_number` over the feature ids in `existing`."""
+    numbers = [n for n in map(feature_number, existing) if n is not None]
+    return f"{next_number(numbers):03d}-{short_name(description)}"
 
 
 def branch_name(feature_id: str) -> str:
