@@ -82,21 +82,28 @@ def _follow(bounty_id: str, events: list[ChainEvent], known: Bounty | None,
 def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Callable[[Bounty], bool] | None = None,
            issue: Issue | None = None, extra: tuple[Change[Any], ...] = ()) -> tuple[Bounty, list[str]]:
     """After a transaction: the bounty's new chain events, its issue's state label and `extra` changes,
-    saved in one transaction. Returns the bounty and the issue's labels."""
+    saved in one transaction. Returns the bounty and the issue's labels.
+
+    The label is set on the forge first, once, from the state the chain's events lead to (the forge
+    write is idempotent); the unit of work itself is pure, so a conflict retry repeats no I/O.
+    """
     events = s.chain.bounty_events(bounty_id)
     if not events:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
-    synced: list[Bounty] = []
+    issue = issue or s.store.get(Issue, Issue.create_id(str(events[0].data["issue_hash"])))
+    labels = mirror_state_label(s.forge, issue, _status_after(events))
+    changes = [_follow(bounty_id, events, known, then, new=False), *extra]
+    if issue is not None and labels is not None:
+        changes.insert(1, labels_recorded(issue.id, labels, issue))
+    return s.store.update_all(*changes)[0], labels or []
 
-    def capture(bounty: Bounty) -> bool:
-        synced[:] = [bounty]  # the label below follows the bounty as this attempt left it
-        return then(bounty) if then is not None else False
 
-    issue_hash = str(events[0].data["issue_hash"])
-    labels: list[str] = []
-    mirror = labels_change(s.forge, Issue.create_id(issue_hash), lambda: Status(synced[0].status), labels, issue)
-    bounty = s.store.update_all(_follow(bounty_id, events, known, capture, new=False), mirror, *extra)[0]
-    return bounty, labels
+def _status_after(events: list[ChainEvent]) -> Status:
+    """The state the chain's events lead to, folded by the aggregate's own rules (nothing is saved)."""
+    preview = Bounty.from_chain(events[0])
+    for ev in events[1:]:
+        preview.observe(ev)
+    return Status(preview.status)
 
 
 def require_bounty(s: Services, bounty_id: str) -> Bounty:
@@ -108,29 +115,35 @@ def require_bounty(s: Services, bounty_id: str) -> Bounty:
     return bounty
 
 
-def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status,
-                   known: Issue | None = None) -> list[str]:
+def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status) -> list[str]:
     """Set the issue's state label for `status`, keeping other labels; idempotent, so safe to repeat."""
-    labels: list[str] = []
-    store.update_all(labels_change(forge, issue_id, lambda: status, labels, known))
+    issue = store.get(Issue, issue_id)
+    labels = mirror_state_label(forge, issue, status)
+    if issue is None or labels is None:
+        return []
+    store.update_all(labels_recorded(issue_id, labels, issue))
     return labels
 
 
-def labels_change(forge: Forge, issue_id: UUID, status: Callable[[], Status], out: list[str],
-                  known: Issue | None = None) -> Change[Issue]:
-    """The label mirror as part of a unit of work; the forge write is idempotent, so a redo is harmless."""
+def mirror_state_label(forge: Forge, issue: Issue | None, status: Status) -> list[str] | None:
+    """Put `status`'s label on the issue (other labels kept); the labels it now has, or None when the
+    issue is not open on the forge yet."""
+    if issue is None or issue.number is None:
+        return None
+    current = forge.get_issue(issue.repo, issue.number).labels
+    wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status.label})
+    if wanted != sorted(current):
+        forge.set_labels(issue.repo, issue.number, wanted)
+    return wanted
+
+
+def labels_recorded(issue_id: UUID, labels: list[str], known: Issue | None = None) -> Change[Issue]:
+    """Record the labels the forge now shows (no event when they are already recorded)."""
 
     def apply(issue: Issue | None) -> Issue | None:
-        if issue is None or issue.number is None:
+        if issue is None or issue.mirrored_labels == labels:
             return None
-        current = forge.get_issue(issue.repo, issue.number).labels
-        wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status().label})
-        if wanted != sorted(current):
-            forge.set_labels(issue.repo, issue.number, wanted)
-        out[:] = wanted
-        if issue.mirrored_labels == wanted:
-            return None
-        issue.mirror_labels(labels=wanted)
+        issue.mirror_labels(labels=labels)
         return issue
 
     return Change(Issue, issue_id, apply, known)
