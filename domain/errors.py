@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Code(StrEnum):
@@ -30,3 +33,12 @@ class Code3Error(Exception):
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code.value, "message": self.message, "hint": self.hint}
+
+
+def present(value: T | None, what: str) -> T:
+    """An invariant the code relies on (never an `assert`, which `python -O` strips): the value, or an
+    E_INTERNAL error naming what was missing."""
+    if value is None:
+        raise Code3Error(Code.INTERNAL, f"internal invariant broken: {what} is missing",
+                         "retry; if it persists, report it with the server log")
+    return value

@@ -12,6 +12,7 @@ import logging
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
 from domain.bounty import Bounty
+from domain.errors import present
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.services import Services
 
@@ -41,7 +42,7 @@ def reconcile(s: Services, bounty: Bounty) -> bool:
     chain = state.comparable()
 
     def change(current: Bounty | None) -> Bounty | None:
-        assert current is not None
+        current = present(current, "the Bounty")
         return current if current.reconcile(chain) else None
 
     if bounty.comparable() == chain:

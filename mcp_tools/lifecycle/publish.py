@@ -18,7 +18,7 @@ from adapters.local_forge import check_repo
 from adapters.offline_writer import count_tasks
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
 from domain.spec import Spec
@@ -73,11 +73,10 @@ def publish_issue_with_metadata(
     effort = max(1, count_tasks(tasks_md.read_text(encoding="utf-8"))) if tasks_md.exists() else 1
     wanted_labels = sorted({*(labels or ["code3", "open"]), "code3", "open"})
 
-    issue = s.store.update(Issue, Issue.create_id(key), lambda current: None if current else Issue(
+    issue = present(s.store.update(Issue, Issue.create_id(key), lambda current: None if current else Issue(
         issue_hash=key, repo=repo, feature_id=feature_id, spec_path=spec_path, spec_digest=sha256_hex(spec_text),
         amount=amount, asset=asset, network=network, labels=wanted_labels, assignees=list(assignees or []),
-        effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None))
-    assert issue is not None
+        effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None)), "the publish's Issue")
     issue = _open_issue(s, issue, spec_text)
     issue = _create_bounty(s, issue)
     issue = _write_back(s, issue)
@@ -116,7 +115,7 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
         task_id = f"{issue.repo}#{found.number}"
 
         def change(current: Issue | None) -> Issue | None:
-            assert current is not None
+            current = present(current, "the Issue")
             if current.number is not None:
                 return None
             current.open(number=found.number, url=found.url, task_id=task_id)
@@ -125,8 +124,8 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
         # the issue's number and its task-id lookup: one save
         return s.store.update_all(Change(Issue, issue.id, change, known=issue),
                                   index_change("task", task_id, issue.issue_hash))[0]
-    assert issue.task_id is not None
-    register(s, "task", issue.task_id, issue.issue_hash)  # a resumed publish: make sure the lookup exists
+    # a resumed publish: make sure the lookup exists
+    register(s, "task", present(issue.task_id, "the task id"), issue.issue_hash)
     return issue
 
 
@@ -134,7 +133,7 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
     if issue.bounty_id is not None:
         sync_bounty(s, issue.bounty_id)
         return issue
-    state = s.chain.find_bounty_by_issue_hash(issue.issue_hash)
+    state = s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash)
     if state is None:
         receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
                                                   int(issue.amount)),
@@ -142,11 +141,10 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         bounty_id = str(receipt.events[0].data["bounty_id"])
     else:
         bounty_id = state.bounty_id
-    sync = bounty_change(s, bounty_id, new=state is None)
-    assert sync is not None, "a bounty created on chain has its BountyCreated event"
+    sync = present(bounty_change(s, bounty_id, new=state is None), f"bounty {bounty_id}'s BountyCreated event")
 
     def change(current: Issue | None) -> Issue | None:
-        assert current is not None
+        current = present(current, "the Issue")
         if current.bounty_id is not None:
             return None
         current.link_bounty(bounty_id=bounty_id)
@@ -158,14 +156,13 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
 def _write_back(s: Services, issue: Issue) -> Issue:
     if issue.metadata_written:
         return issue
-    assert issue.number is not None
-    current = s.forge.get_issue(issue.repo, issue.number)
+    current = s.forge.get_issue(issue.repo, present(issue.number, "the issue number"))
     body = replace_block(current.body, _metadata(issue))
     if body != current.body:
         s.forge.update_issue_body(issue.repo, issue.number, body)
 
     def change(i: Issue | None) -> Issue | None:
-        assert i is not None
+        i = present(i, "the Issue")
         if i.metadata_written:
             return None
         i.write_metadata(body_digest=sha256_hex(body))

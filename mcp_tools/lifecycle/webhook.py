@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.webhook_inbox import Inbox
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 from mcp_tools.lifecycle import settle
 from mcp_tools.lifecycle.chain_record import lookup
 from mcp_tools.services import Services
@@ -84,7 +84,7 @@ def process(s: Services, inbox: Inbox, delivery: str) -> Answer:
     if row is None:
         return Answer(404, {"error": f"no delivery {delivery}"})
     pr_url = _merged_pr(row["event"], json.loads(row["payload"]))
-    assert pr_url is not None
+    pr_url = present(pr_url, "the merged PR of a stored delivery")
     try:
         result = settle.mark_merged(s, pr_url, delivery_id=delivery)
     except Code3Error as exc:

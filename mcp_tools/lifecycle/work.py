@@ -11,7 +11,7 @@ from pydantic import Field
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from domain.contract import Status
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import strip_block
 from domain.spec import branch_name
@@ -53,13 +53,13 @@ def _issue_for_task(s: Services, task_id: str) -> Issue:
 def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/repo#123")]) -> AcceptAnswer:
     """Accept a task: accept_bounty on chain and mark the issue in-progress."""
     issue = _issue_for_task(s, task_id)
-    assert issue.bounty_id is not None
-    bounty = require_bounty(s, issue.bounty_id)
+    bounty_id = present(issue.bounty_id, "the task's bounty id")
+    bounty = require_bounty(s, bounty_id)
     if s.signer.address not in bounty.workers:
-        raise_for(s.chain.accept_bounty(s.signer, issue.bounty_id), f"bounty {issue.bounty_id} is "
+        raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
-    _, labels = record(s, issue.bounty_id, bounty, issue=issue)
-    return {"success": True, "task_id": task_id, "bounty_id": issue.bounty_id, "labels": labels}
+    _, labels = record(s, bounty_id, bounty, issue=issue)
+    return {"success": True, "task_id": task_id, "bounty_id": bounty_id, "labels": labels}
 
 
 @tool("server_mcp.accept_best_task", profiles=("server",), idempotent=False)
