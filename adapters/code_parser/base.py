@@ -103,6 +103,9 @@ def doc_before(src: Source, node: Node, comment_types: tuple[str, ...] = ("comme
     while prev is not None and prev.type in comment_types:
         if prev.end_point[0] < current.start_point[0] - 1:
             break
+        before = prev.prev_sibling
+        if before is not None and before.end_point[0] == prev.start_point[0]:
+            break  # a trailing comment of the line above, not a doc comment
         text = src.text(prev)
         if accept is not None and not accept(text):
             break

@@ -235,9 +235,28 @@ def _relative_path(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     return ix.first_file([_join(_dir(path), imp.specifier)])
 
 
+def _bash(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    if not imp.relative:
+        return None
+    return ix.first_file([_join(_dir(path), imp.specifier), _join(imp.specifier)])
+
+
 def _lua(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     mod = imp.specifier.replace(".", "/")
     return ix.first_file([mod + ".lua", _join(mod, "init.lua"), _join("src", mod) + ".lua", _join("lua", mod) + ".lua"])
+
+
+def _haskell(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    mod = imp.specifier.replace(".", "/")
+    return ix.first_file([_join(root, mod) + ext for root in ("src", "lib", "app", "") for ext in (".hs", ".lhs")])
+
+
+def _dart(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    if spec.startswith("package:"):
+        rest = spec[len("package:"):].split("/", 1)
+        return ix.first_file([_join("lib", rest[1])]) if len(rest) == 2 else None
+    return _relative_path(imp, path, ix)
 
 
 RESOLVERS: dict[str, Callable[[Import, str, ProjectIndex], str | None]] = {
@@ -253,9 +272,11 @@ RESOLVERS: dict[str, Callable[[Import, str, ProjectIndex], str | None]] = {
     "php": _relative_path,
     "solidity": _relative_path,
     "zig": _relative_path,
-    "bash": _relative_path,
+    "bash": _bash,
     "julia": _relative_path,
     "lua": _lua,
+    "dart": _dart,
+    "haskell": _haskell,
 }
 
 

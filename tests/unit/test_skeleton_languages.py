@@ -192,3 +192,177 @@ def test_scala(parser: TreeSitterCodeParser) -> None:
     assert members(sc.exports, "Point") == {"x": "field", "y": "field"}
     assert [(i.specifier, i.names) for i in sc.imports] == [
         ("scala.collection.mutable", ["mutable"]), ("acme.util", ["Helper", "Other"])]
+
+
+# language → {path: (exports {name: kind}, members {export: {member: kind}}, imports [(specifier, resolved)])}
+EXPECTED: dict[str, dict[str, tuple[dict[str, str], dict[str, dict[str, str]], list[tuple[str, str | None]]]]] = {
+    "c": {
+        "include/lib/engine.h": (
+            {"ENGINE_MAX": "macro", "ENGINE_SQUARE": "macro", "engine_t": "struct", "mode": "enum", "value": "union",
+             "engine_new": "function", "engine_run": "function", "engine_count": "variable",
+             "engine_twice": "function"},
+            {"engine_t": {"name": "field", "size": "field"}, "mode": {"MODE_FAST": "enum_member",
+                                                                       "MODE_SLOW": "enum_member"}},
+            [("stddef.h", None), ("util.h", "include/lib/util.h")]),
+        "include/lib/util.h": ({"util_clean": "function"}, {}, [("engine.h", "include/lib/engine.h")]),  # cycle
+        "src/engine.c": (
+            {"engine_count": "variable", "engine_new": "function", "engine_run": "function"},  # no static ones
+            {}, [("stdlib.h", None), ("lib/engine.h", "include/lib/engine.h"), ("local.h", "src/local.h")]),
+    },
+    "cpp": {
+        "include/shapes.hpp": (
+            {"geo": "namespace", "distance": "function"},
+            {"geo": {"Shape": "class", "Point": "struct", "clamp": "function", "Color": "enum", "Id": "type",
+                     "detail": "namespace"}},
+            [("string", None), ("base.hpp", "include/base.hpp")]),
+        "src/shapes.cpp": ({"distance": "function"}, {}, [("shapes.hpp", "include/shapes.hpp"), ("cmath", None)]),
+    },
+    "c_sharp": {
+        "Acme/Engine.cs": (
+            {"Engine": "class", "IRunner": "interface", "Point": "struct", "Pair": "record", "Handler": "type"},
+            {"Engine": {"Max": "const", "Name": "property", "Engine": "constructor", "Run": "method",
+                        "Changed": "event", "Mode": "enum"},
+             "IRunner": {"Run": "method"}, "Pair": {"A": "property", "B": "property"}},
+            [("System", None), ("System.Collections.Generic", None), ("Acme.Util", None),
+             ("Acme.Util.Helper", None)]),
+        "Acme/Helper.cs": ({"Helper": "class", "Color": "enum"}, {"Helper": {"Clean": "method"}},
+                           [("Acme.Core", None)]),
+    },
+    "swift": {
+        "Sources/Acme/Engine.swift": (
+            {"Engine": "class", "Runner": "protocol", "Point": "struct", "Color": "enum", "make": "function",
+             "answer": "const", "Name": "type", "Base": "class"},
+            {"Engine": {"name": "property", "init": "constructor", "run": "method", "hook": "method",
+                        "describe": "method"},
+             "Color": {"red": "enum_member", "green": "enum_member", "custom": "enum_member"}},
+            [("Foundation", None), ("Swift.Array", None)]),
+    },
+    "dart": {
+        "lib/engine.dart": (
+            {"Engine": "class", "Runner": "class", "Logging": "mixin", "Color": "enum", "Callback": "type",
+             "Shout": "extension", "make": "function", "version": "const"},
+            {"Engine": {"name": "field", "max": "field", "Engine": "constructor", "named": "constructor",
+                        "run": "method", "label": "property"}},
+            [("dart:async", None), ("package:acme/src/util.dart", "lib/src/util.dart"),
+             ("src/util.dart", "lib/src/util.dart"), ("src/util.dart", "lib/src/util.dart"),
+             ("src/part.dart", "lib/src/part.dart")]),
+        "lib/src/util.dart": ({"helper": "function", "build": "function"}, {},
+                              [("../engine.dart", "lib/engine.dart")]),  # the cycle
+    },
+    "ruby": {
+        "lib/acme.rb": ({"Acme": "module"}, {"Acme": {"VERSION": "const", "self.make": "method"}},
+                        [("json", None), ("acme/engine", "lib/acme/engine.rb"), ("acme/util", "lib/acme/util.rb")]),
+        "lib/acme/engine.rb": (
+            {"Acme": "module", "top_level_helper": "function"}, {"Acme": {"Engine": "class"}},
+            [("../acme", "lib/acme.rb")]),  # the cycle
+    },
+    "php": {
+        "src/Engine.php": (
+            {"VERSION": "const", "Engine": "class", "Runner": "interface", "Loggable": "trait", "Color": "enum",
+             "make": "function"},
+            {"Engine": {"MAX": "const", "name": "property", "__construct": "constructor", "run": "method",
+                        "implicitPublic": "method", "create": "method"},
+             "Color": {"Red": "enum_member", "Green": "enum_member"}},
+            [("Acme\\Util\\Helper", None), ("Acme\\Util\\Clean", None), ("Acme\\Util\\Trim", None),
+             ("helpers.php", "src/helpers.php"), ("helpers.php", "src/helpers.php")]),
+        "src/helpers.php": ({"helper": "function"}, {}, [("Engine.php", "src/Engine.php")]),
+    },
+    "lua": {
+        "acme/init.lua": ({"make": "function", "VERSION": "variable", "run": "function", "global_helper": "function"},
+                          {}, [("acme.util", "acme/util.lua"), ("cjson", None)]),
+        "acme/util.lua": ({"clean": "function", "method": "method"}, {}, [("acme", "acme/init.lua")]),
+    },
+    "bash": {
+        "lib/main.sh": ({"ACME_HOME": "variable", "main": "function", "cleanup": "function"}, {},
+                        [("./lib/util.sh", "lib/util.sh"), ("other.sh", None), ("lib/util.sh", "lib/util.sh")]),
+        "lib/util.sh": ({"helper": "function"}, {}, [("lib/main.sh", "lib/main.sh")]),
+    },
+    "julia": {
+        "src/Acme.jl": ({"Acme": "module"}, {"Acme": {"Engine": "struct", "run!": "function", "VERSION": "const"}},
+                        [("LinearAlgebra", None), ("Base", None), ("util.jl", "src/util.jl")]),
+        "src/util.jl": ({"clean": "function"}, {}, [("Acme.jl", "src/Acme.jl")]),
+    },
+    "elixir": {
+        "lib/acme/engine.ex": (
+            {"Acme.Engine": "module"},
+            {"Acme.Engine": {"__struct__": "struct", "new/1": "function", "run/2": "function", "run/1": "function",
+                             "debug/1": "macro", "is_small/1": "function"}},
+            [("Acme.Util", None), ("Enum", None), ("Logger", None), ("GenServer", None)]),
+        "lib/acme/util.ex": ({"Acme.Util": "module", "Acme.Util.Inner": "module"},
+                             {"Acme.Util": {"clean/1": "function"}}, [("Acme.Engine", None)]),
+    },
+    "haskell": {
+        "src/Acme/Engine.hs": (
+            {"Engine": "type", "Mode": "type", "make": "function", "run": "function", "Runner": "typeclass"},
+            {"Engine": {"Engine": "constructor", "name": "field", "size": "field"}, "Mode": {"Fast": "constructor"}},
+            [("Data.Map", None), ("Data.List", None), ("Acme.Util", "src/Acme/Util.hs")]),
+        "src/Acme/Util.hs": ({"Wrapper": "type", "Name": "type", "clean": "function", "<+>": "function"}, {},
+                             [("Acme.Engine", "src/Acme/Engine.hs")]),  # the cycle
+    },
+    "ocaml": {
+        "src/engine.ml": (
+            {"U": "module", "t": "type", "mode": "type", "Failed": "error", "make": "function", "run": "function",
+             "loop": "function", "other": "function", "Inner": "module", "S": "interface", "counter": "class"},
+            {"t": {"name": "field", "size": "field"}, "mode": {"Fast": "constructor", "Slow": "constructor"}},
+            [("Printf", None), ("Util", None)]),
+        "src/engine.mli": ({"t": "type", "make": "function", "run": "function", "Failed": "error"}, {}, []),
+    },
+    "zig": {
+        "src/main.zig": ({"Engine": "struct", "Mode": "enum", "make": "function", "counter": "variable"},
+                         {"Engine": {"name": "field", "size": "field", "init": "method"},
+                          "Mode": {"fast": "enum_member", "slow": "enum_member"}},
+                         [("std", None), ("util.zig", "src/util.zig")]),
+        "src/util.zig": ({"clean": "function"}, {}, [("main.zig", "src/main.zig")]),
+    },
+    "solidity": {
+        "contracts/Bounty.sol": (
+            {"Bounty": "contract", "IBounty": "interface", "Math": "library", "freeFunction": "function"},
+            {"Bounty": {"total": "variable", "Created": "event", "NotOwner": "error", "Entry": "struct",
+                        "State": "enum", "onlyWorker": "modifier", "constructor": "constructor", "create": "function",
+                        "view_": "function"},
+             "IBounty": {"create": "function"}, "Math": {}},
+            [("./Ownable.sol", "contracts/Ownable.sol"), ("./lib/Tokens.sol", "contracts/lib/Tokens.sol")]),
+        "contracts/Ownable.sol": ({"Ownable": "contract"}, {"Ownable": {"owner": "variable"}},
+                                  [("./Bounty.sol", "contracts/Bounty.sol")]),
+    },
+}
+
+
+@pytest.mark.parametrize("language", sorted(EXPECTED))
+def test_fixture_language(parser: TreeSitterCodeParser, language: str) -> None:
+    m = scan(parser, language)
+    assert {f.language for f in m.files} == {language}
+    for path, (exported, member_kinds, imported) in EXPECTED[language].items():
+        f = file(m, path)
+        assert shape(f.exports) == exported, path
+        for owner, expected_members in member_kinds.items():
+            assert members(f.exports, owner) == expected_members, (path, owner)
+        assert imports(f) == imported, path
+
+
+def test_docs_and_signatures_of_other_languages(parser: TreeSitterCodeParser) -> None:
+    def get(language: str, path: str, name: str) -> Export:
+        return next(e for e in file(scan(parser, language), path).exports if e.name == name)
+
+    assert get("c", "include/lib/engine.h", "engine_new").doc == "Build an engine."
+    assert get("c", "include/lib/engine.h", "ENGINE_MAX").signature == "#define ENGINE_MAX 10"
+    assert get("c_sharp", "Acme/Engine.cs", "Engine").doc == "Runs things."
+    assert get("swift", "Sources/Acme/Engine.swift", "make").signature == "public func make(name: String) -> Engine"
+    assert get("dart", "lib/engine.dart", "Engine").doc == "Runs things."
+    assert get("php", "src/Engine.php", "make").signature == "function make(string $name): Engine"
+    assert get("lua", "acme/init.lua", "make").doc == "Make an engine."
+    assert get("bash", "lib/main.sh", "main").doc == "Run everything."
+    assert get("haskell", "src/Acme/Engine.hs", "make").signature == "make :: String -> Engine"
+    assert get("ocaml", "src/engine.ml", "make").doc == "Make one."
+    assert get("zig", "src/main.zig", "Engine").doc == "Runs things."
+    assert get("solidity", "contracts/Bounty.sol", "Bounty").doc == "@title Bounties\n@notice Escrows rewards."
+    assert get("elixir", "lib/acme/engine.ex", "Acme.Engine").doc == "Runs things."
+    julia = get("julia", "src/Acme.jl", "Acme")
+    assert next(m for m in julia.members if m.name == "Engine").doc == "Engine(name)\n\nRuns things."
+
+
+def test_every_supported_language_has_a_fixture() -> None:
+    from adapters.code_parser.languages import SUPPORTED
+
+    assert len(SUPPORTED) == 23
+    assert {p.name for p in FIXTURES.iterdir() if p.is_dir()} >= set(SUPPORTED)
