@@ -51,13 +51,15 @@ def _parse_chunk(root: str, jobs: list[tuple[str, str]]) -> list[FileSkeleton | 
 class TreeSitterCodeParser:
     """`CodeParser` on tree-sitter grammar wheels.
 
-    workers: parallelism of cold scans (default: CPU count); `executor="process"` (default) or "thread".
-    Processes win: extraction walks nodes in Python and holds the GIL (see benchmarks/skeletons.py).
+    workers: parallelism of cold scans (default: CPU count); `executor="thread"` (default) or "process".
+    Threads win: tree-sitter releases the GIL while it parses, which is most of the work, and a process pool
+    pays for forking and for pickling skeletons back (measured on Go's source tree, 2 CPUs: 1 thread 601
+    files/s, 2 threads 694 files/s, 2 processes 417 files/s).
     cache: a SkeletonCache (in memory by default; pass SkeletonCache(path) to keep it on disk).
     """
 
     def __init__(self, *, cache: SkeletonCache | None = None, max_bytes: int = MAX_BYTES,
-                 workers: int | None = None, executor: str = "process") -> None:
+                 workers: int | None = None, executor: str = "thread") -> None:
         self.cache = cache if cache is not None else SkeletonCache()
         self.max_bytes = max_bytes
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
