@@ -1,0 +1,111 @@
+"""An in-memory forge for the fast handler tests: issues, labels, comments and pull requests in dicts.
+
+It keeps no git repositories: fork names the fork, and `push`/`clone` are refused, so handler tests
+that need real git (fork_and_prepare) stay in the integration suite on the embedded forge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from adapters.ports import Comment, IssueRef, PullRequest
+from domain.errors import Code, Code3Error
+
+BASE = "https://forge.test"
+
+
+@dataclass
+class ForgeState:
+    repos: set[str] = field(default_factory=set)
+    issues: dict[tuple[str, int], IssueRef] = field(default_factory=dict)
+    prs: dict[tuple[str, int], PullRequest] = field(default_factory=dict)
+    comments: dict[int, tuple[str, int, Comment]] = field(default_factory=dict)
+    numbers: dict[str, int] = field(default_factory=dict)
+
+
+class MemoryForge:
+    def __init__(self, state: ForgeState, actor: str) -> None:
+        self.state, self._actor = state, actor
+
+    @property
+    def actor(self) -> str:
+        return self._actor
+
+    def create_repo(self, repo: str) -> str:
+        self.state.repos.add(repo)
+        return self.repo_url(repo)
+
+    def _next(self, repo: str) -> int:
+        if repo not in self.state.repos:
+            raise Code3Error(Code.NOT_FOUND, f"repository {repo} does not exist on the forge", "create it first")
+        self.state.numbers[repo] = self.state.numbers.get(repo, 0) + 1
+        return self.state.numbers[repo]
+
+    def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef:
+        number = self._next(repo)
+        issue = IssueRef(repo, number, f"{BASE}/{repo}/issues/{number}", title, body, sorted(labels))
+        self.state.issues[(repo, number)] = issue
+        return issue
+
+    def find_issue(self, repo: str, marker: str) -> IssueRef | None:
+        return next((i for (r, _), i in sorted(self.state.issues.items()) if r == repo and marker in i.body), None)
+
+    def get_issue(self, repo: str, number: int) -> IssueRef:
+        if (repo, number) not in self.state.issues:
+            raise Code3Error(Code.NOT_FOUND, f"no issue {repo}#{number}", "check the issue number")
+        return self.state.issues[(repo, number)]
+
+    def update_issue_body(self, repo: str, number: int, body: str) -> None:
+        self.state.issues[(repo, number)] = replace(self.get_issue(repo, number), body=body)
+
+    def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
+        self.state.issues[(repo, number)] = replace(self.get_issue(repo, number), labels=sorted(labels))
+        return sorted(labels)
+
+    def create_comment(self, repo: str, number: int, body: str) -> int:
+        self.get_issue(repo, number)
+        comment_id = len(self.state.comments) + 1
+        self.state.comments[comment_id] = (repo, number, Comment(comment_id, body, self.actor))
+        return comment_id
+
+    def list_comments(self, repo: str, number: int) -> list[Comment]:
+        return [c for r, n, c in self.state.comments.values() if (r, n) == (repo, number)]
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        r, n, comment = self.state.comments[comment_id]
+        self.state.comments[comment_id] = (r, n, replace(comment, body=body))
+
+    def fork(self, repo: str) -> str:
+        fork = f"{self.actor}/{repo.split('/')[1]}"
+        self.state.repos.add(fork)
+        return fork
+
+    def clone(self, repo: str, dest: Path) -> None:
+        raise NotImplementedError("the in-memory forge keeps no git repositories")
+
+    def push(self, workdir: Path, branch: str) -> str:
+        raise NotImplementedError("the in-memory forge keeps no git repositories")
+
+    def open_pr(self, repo: str, head: str, base: str, title: str, body: str) -> PullRequest:
+        number = self._next(repo)
+        sha = hashlib.sha1(f"{repo}:{head}:{number}".encode()).hexdigest()
+        pr = PullRequest(repo, number, f"{BASE}/{repo}/pull/{number}", head, base, self.actor, title, "open", False,
+                         sha)
+        self.state.prs[(repo, number)] = pr
+        return pr
+
+    def get_pr(self, url: str) -> PullRequest | None:
+        return next((pr for pr in self.state.prs.values() if pr.url == url), None)
+
+    def merge_pr(self, url: str) -> PullRequest:
+        pr = self.get_pr(url)
+        if pr is None:
+            raise Code3Error(Code.NOT_FOUND, f"no pull request at {url}", "open it first")
+        merged = replace(pr, state="closed", merged=True, merge_sha=hashlib.sha1(pr.head_sha.encode()).hexdigest())
+        self.state.prs[(pr.repo, pr.number)] = merged
+        return merged
+
+    def repo_url(self, repo: str) -> str:
+        return f"{BASE}/{repo}"

@@ -1,0 +1,104 @@
+"""The lifecycle handlers on in-memory adapters: each use case alone, in milliseconds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from domain.bounty import Bounty
+from domain.contract import Status
+from domain.errors import Code, Code3Error
+from domain.spec import Spec
+from mcp_tools.lifecycle import publish, settle, specs, work
+from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
+
+
+@pytest.fixture
+def w(tmp_path: Path) -> Iterator[MemoryWorld]:
+    world = MemoryWorld(tmp_path)
+    yield world
+    world.close()
+
+
+def _published(w: MemoryWorld, amount: int = AMOUNT) -> dict[str, Any]:
+    alice = w["alice"]
+    spec = specs.specify(alice, "Users can export their to-do list as CSV")
+    specs.plan(alice, spec["feature_id"])
+    specs.tasks(alice, spec["feature_id"])
+    return publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=spec["feature_id"],
+                                               spec_path=spec["paths"]["spec"], amount=str(amount), asset="USDT",
+                                               network=alice.chain.network)
+
+
+def _code(call: Any) -> Code:
+    with pytest.raises(Code3Error) as caught:
+        call()
+    return caught.value.code
+
+
+def test_specify_plan_and_tasks_write_the_artifacts_and_record_the_spec(w: MemoryWorld) -> None:
+    alice = w["alice"]
+    spec = specs.specify(alice, "Users can export their to-do list as CSV")
+    specs.plan(alice, spec["feature_id"])
+    answer = specs.tasks(alice, spec["feature_id"])
+    assert (w.project / answer["path"]).is_file()
+    recorded = w.store.get(Spec, Spec.create_id(spec["feature_id"]))
+    assert recorded is not None and recorded.planned and recorded.tasked
+
+
+def test_a_second_publish_with_the_same_terms_returns_the_same_issue_and_bounty(w: MemoryWorld) -> None:
+    first = _published(w)
+    feature = first_feature(w)
+    again = publish.publish_issue_with_metadata(w["alice"], repo=REPO, feature_id=feature,
+                                                spec_path=f"specs/{feature}/spec.md", amount=str(AMOUNT),
+                                                asset="USDT", network=w.ledger.network)
+    assert again == first
+    assert len(w.forge_state.issues) == 1 and len(w.ledger.list_bounties()) == 1
+
+
+def first_feature(w: MemoryWorld) -> str:
+    return sorted(p.name for p in (w.project / "specs").iterdir())[0]
+
+
+def test_publishing_a_published_feature_with_another_amount_is_rejected(w: MemoryWorld) -> None:
+    _published(w)
+    feature = first_feature(w)
+    assert _code(lambda: publish.publish_issue_with_metadata(
+        w["alice"], repo=REPO, feature_id=feature, spec_path=f"specs/{feature}/spec.md", amount=str(AMOUNT + 1),
+        asset="USDT", network=w.ledger.network)) is Code.IDEMPOTENT_REJECTED
+    assert len(w.ledger.list_bounties()) == 1
+
+
+def test_a_worker_accepts_a_task_and_the_issue_is_labelled_in_progress(w: MemoryWorld) -> None:
+    published = _published(w)
+    answer = work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
+    assert answer["bounty_id"] == published["bounty"]["bounty_id"] and "in-progress" in answer["labels"]
+    bounty = w.store.get(Bounty, Bounty.create_id(answer["bounty_id"]))
+    assert bounty is not None and bounty.status is Status.STARTED and w["bob"].signer.address in bounty.workers
+
+
+def test_the_sponsor_cannot_accept_their_own_bounty(w: MemoryWorld) -> None:
+    published = _published(w)
+    assert _code(lambda: work.accept_task(w["alice"], f"{REPO}#{published['issue']['number']}")) is Code.UNAUTHORIZED
+
+
+def test_an_unknown_task_is_not_found(w: MemoryWorld) -> None:
+    assert _code(lambda: work.accept_task(w["bob"], f"{REPO}#99")) is Code.NOT_FOUND
+
+
+def test_submitting_a_pr_that_does_not_exist_is_not_found_and_sends_nothing(w: MemoryWorld) -> None:
+    published = _published(w)
+    work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
+    version = w.ledger.latest_version()
+    bounty_id = published["bounty"]["bounty_id"]
+    assert _code(lambda: work.submit_pr(w["bob"], bounty_id, f"https://forge.test/{REPO}/pull/42")) is Code.NOT_FOUND
+    assert w.ledger.latest_version() == version
+
+
+def test_claiming_before_any_merge_is_refused(w: MemoryWorld) -> None:
+    published = _published(w)
+    assert _code(lambda: settle.claim_payout(w["bob"], published["bounty"]["bounty_id"])) in (
+        Code.INVALID_STATE, Code.UNAUTHORIZED)
