@@ -28,6 +28,7 @@ class ProjectIndex:
         self._files: dict[str, bool] = dict.fromkeys(known_files or (), True)
         self._dirs: dict[str, bool] = {}
         self._go_mod: dict[str, tuple[str, str] | None] = {}
+        self.memo: dict[tuple[str, str, str, str, bool], str | None] = {}  # resolutions already made
 
     def is_file(self, rel: str) -> bool:
         if not rel or rel.startswith("../") or rel == "..":
@@ -286,11 +287,18 @@ def resolve_imports(skeleton: FileSkeleton, index: ProjectIndex) -> FileSkeleton
     if resolver is None or not skeleton.imports:
         return skeleton
     resolved = []
+    # Resolution depends on the importing file's directory (its name too, for Rust): memoise on that.
+    where = skeleton.path if skeleton.language == "rust" else posixpath.dirname(skeleton.path)
     for imp in skeleton.imports:
-        try:
-            target = resolver(imp, skeleton.path, index)
-        except (OSError, ValueError):
-            target = None
+        key = (skeleton.language, where, imp.specifier, imp.names[0] if imp.names else "", imp.relative)
+        if key in index.memo:
+            target = index.memo[key]
+        else:
+            try:
+                target = resolver(imp, skeleton.path, index)
+            except (OSError, ValueError):
+                target = None
+            index.memo[key] = target
         if target == skeleton.path:
             target = None
         resolved.append(imp if imp.resolved == target else imp.model_copy(update={"resolved": target}))
