@@ -227,18 +227,28 @@ class _Search:
         best = cands[0]
         same_place = best.start == a.start_line
         if len(cands) == 1:
-            was_unique = a.occurrences == 1 and self.chars >= SHORT_UNIQUE_CHARS
-            if not same_place and not self.distinctive and not was_unique and best.context < CONTEXT_AGREES:
-                return _orphaned(f"a short {what} found elsewhere without its context")
+            if not same_place and not self.distinctive and best.context < CONTEXT_AGREES:
+                if a.occurrences != 1 or self.chars < SHORT_UNIQUE_CHARS:
+                    return _orphaned(f"a short {what} found elsewhere without its context")
+                in_place = self.fuzzy()  # an edited copy where it was beats a short copy found elsewhere
+                if in_place.found and in_place.start_line != best.start:
+                    return in_place
         elif best.context < CONTEXT_DISAMBIGUATES or best.context - cands[1].context < MARGIN:
             return _orphaned(f"ambiguous: the {what} occurs {len(cands)} times and the context does not single "
                              "one out")
+        if best.context < 1.0 and (self.in_run() or any(abs(c.start - best.start) == self.k for c in cands[1:])):
+            # one of a run of identical blocks, and the run changed: which one went is unknowable
+            return _orphaned(f"ambiguous: the {what} repeats in a run of identical lines that changed")
         status: Status = ("exact" if same_place else "moved") if exact else "fuzzy"
         where = "at the same lines" if same_place else f"moved from line {a.start_line} to {best.start}"
         confidence = 1.0 if exact else 0.95
         if len(cands) > 1:
             confidence = round(confidence * (0.9 + 0.1 * best.context), 3)
         return AnchorResult(status, best.start, best.end, confidence, f"{what} {where}")
+
+    def in_run(self) -> bool:
+        """The quote was captured in a run of copies of itself (its context repeats it)."""
+        return self.before[: self.k][::-1] == self.quote_norm or self.after[: self.k] == self.quote_norm
 
     def fuzzy(self) -> AnchorResult:
         """Windows close to the quote, and windows bracketed by the stored context, bounds aligned."""
@@ -347,12 +357,17 @@ class _Search:
         return self.trim(lo + new_first, lo + new_last)
 
     def trim(self, start: int, end: int) -> tuple[int, int]:
-        """A window longer than the quote loses lines at its ends when that makes it clearly closer."""
+        """A window longer than the quote loses lines at its ends when that makes it clearly closer; a
+        shorter one takes in a neighbour equal to the quote's first (last) line that it left out."""
         extra = end - start + 1 - self.k
+        first, last = self.quote_norm[0], self.quote_norm[-1]
         if extra <= 0:
+            if start > 1 and self.norm[start - 2] == first and self.norm[start - 1] != first:
+                start -= 1
+            if end < len(self.norm) and self.norm[end] == last and self.norm[end - 1] != last:
+                end += 1
             return start, end
         base = self.quote_score(start, end)
-        first, last = self.quote_norm[0], self.quote_norm[-1]
         # an end that is the quote's own first (last) line moves only to another line equal to it
         starts = [s for s in range(start, start + extra + 1)
                   if s == start or self.norm[start - 1] != first or self.norm[s - 1] == first]
@@ -437,14 +452,16 @@ def reanchor(anchor: Anchor, text: str | None) -> AnchorResult:
         if search.lines[anchor.start_line - 1 : anchor.end_line] == search.quote:
             return AnchorResult("exact", anchor.start_line, anchor.end_line, 1.0, "blank lines still in place")
         return _orphaned("blank annotated lines cannot be found again once the file changed")
-    first_doubt = None
     for lines, quote, exact in ((search.lines, search.quote, True), (search.norm, search.quote_norm, False)):
         starts = _occurrences(lines, quote)
         if starts:
-            result = search.verbatim(starts, exact)
-            if result.found:
+            doubt = search.verbatim(starts, exact)
+            if doubt.found:
+                return doubt
+            # the text is there, but where is in doubt: an edited copy in place may still settle it
+            result = search.fuzzy()
+            lo, hi = result.start_line or 0, result.end_line or 0
+            if result.found and not any(s <= hi and lo <= s + search.k - 1 for s in starts):
                 return result
-            first_doubt = first_doubt or result
-            break
-    result = search.fuzzy()
-    return result if result.found or first_doubt is None else first_doubt
+            return doubt
+    return search.fuzzy()
