@@ -55,8 +55,18 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
     Called after each transaction and before each decision, so events of a transaction whose
     recording was lost (a crash, another machine) are recorded exactly once, by whoever looks next.
     """
-    change = bounty_change(s, bounty_id, known, then)
-    return None if change is None else s.store.update_all(change)[0]
+    events = s.chain.bounty_events(bounty_id)
+    if not events:
+        return None
+    return s.store.update_all(_follow(bounty_id, events, known, then, new=False), *pr_lookups(bounty_id, events))[0]
+
+
+def pr_lookups(bounty_id: str, events: list[ChainEvent]) -> list[Change[Index]]:
+    """The PR → bounty lookups the chain's PRSubmitted events imply, so a crash between a submit
+    transaction and its recording heals on the next sync (the merge webhook then finds its bounty).
+    The first bounty a PR was submitted to keeps it; the handlers refuse a second before any transaction."""
+    return [index_change("pr", str(ev.data["pr_url"]), bounty_id, first_wins=True)
+            for ev in events if ev.type == "PRSubmitted"]
 
 
 def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
@@ -92,7 +102,7 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
     issue = issue or s.store.get(Issue, Issue.create_id(str(events[0].data["issue_hash"])))
     labels = mirror_state_label(s.forge, issue, _status_after(events))
-    changes = [_follow(bounty_id, events, known, then, new=False), *extra]
+    changes = [_follow(bounty_id, events, known, then, new=False), *pr_lookups(bounty_id, events), *extra]
     if issue is not None and labels is not None:
         changes.insert(1, labels_recorded(issue.id, labels, issue))
     return s.store.update_all(*changes)[0], labels or []
@@ -154,18 +164,20 @@ def register(s: Services, kind: str, key: str, target: str) -> None:
     s.store.update_all(index_change(kind, key, target))
 
 
-def index_change(kind: str, key: str, target: str) -> Change[Index]:
-    """Registering is nearly always new: the first attempt does not load (see `Change.new`)."""
+def index_change(kind: str, key: str, target: str, first_wins: bool = False) -> Change[Index]:
+    """Point `key` at `target`. A fresh registration is nearly always new, so its first attempt does not
+    load (see `Change.new`); with `first_wins` (a lookup re-derived from the chain, usually present already)
+    it loads, and a key that points elsewhere is left as it is instead of refused."""
 
     def apply(current: Index | None) -> Index | None:
         if current is not None:
-            if current.target != target:
+            if current.target != target and not first_wins:
                 raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{kind} {key} already belongs to {current.target}",
                                  "reuse the existing one")
             return None
         return Index(kind=kind, key=key, target=target)
 
-    return Change(Index, Index.create_id(kind, key), apply, new=True)
+    return Change(Index, Index.create_id(kind, key), apply, new=not first_wins)
 
 
 def lookup(s: Services, kind: str, key: str) -> str | None:

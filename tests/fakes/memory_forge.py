@@ -97,10 +97,14 @@ class MemoryForge:
         return pr
 
     def get_pr(self, url: str) -> PullRequest | None:
-        return next((pr for pr in self.state.prs.values() if pr.url == url), None)
+        """Found by owner/repo and number, whatever the host, as the real forges' adapters parse a URL."""
+        parts = url.rstrip("/").split("/")
+        if len(parts) < 4 or parts[-2] != "pull" or not parts[-1].isdigit():
+            return None
+        return self.state.prs.get((f"{parts[-4]}/{parts[-3]}", int(parts[-1])))
 
     def merge_pr(self, url: str) -> PullRequest:
-        pr = self.get_pr(url)
+        pr = next((p for p in self.state.prs.values() if p.url == url), None)
         if pr is None:
             raise Code3Error(Code.NOT_FOUND, f"no pull request at {url}", "open it first")
         merged = replace(pr, state="closed", merged=True, merge_sha=hashlib.sha1(pr.head_sha.encode()).hexdigest())

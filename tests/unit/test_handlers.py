@@ -13,6 +13,7 @@ from domain.contract import Status
 from domain.errors import Code, Code3Error
 from domain.spec import Spec
 from mcp_tools.lifecycle import publish, settle, specs, work
+from mcp_tools.lifecycle.chain_record import lookup, require_bounty
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
 
@@ -102,3 +103,55 @@ def test_claiming_before_any_merge_is_refused(w: MemoryWorld) -> None:
     published = _published(w)
     assert _code(lambda: settle.claim_payout(w["bob"], published["bounty"]["bounty_id"])) in (
         Code.INVALID_STATE, Code.UNAUTHORIZED)
+
+
+def _accepted_with_pr(w: MemoryWorld, description: str = "Users can export their to-do list as CSV") -> tuple[str, Any]:
+    published = _published_feature(w, description)
+    work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
+    pr = w["bob"].forge.open_pr(REPO, "bob:feat/x", "main", "feat: x", "body")
+    return published["bounty"]["bounty_id"], pr
+
+
+def _published_feature(w: MemoryWorld, description: str) -> dict[str, Any]:
+    alice = w["alice"]
+    spec = specs.specify(alice, description)
+    return publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=spec["feature_id"],
+                                               spec_path=spec["paths"]["spec"], amount=str(AMOUNT), asset="USDT",
+                                               network=alice.chain.network)
+
+
+def test_a_submit_whose_recording_was_lost_heals_from_the_chain_and_the_retry_answers_the_same_tx(
+        w: MemoryWorld) -> None:
+    bounty_id, pr = _accepted_with_pr(w)
+    bob = w["bob"]
+    sent = w.ledger.submit_pr(bob.signer, bounty_id, pr.url, pr.head_sha)  # committed; the process died here
+    assert sent.success and lookup(bob, "pr", pr.url) is None
+    answer = work.submit_pr(bob, bounty_id, pr.url)
+    assert answer["tx_hash"] == sent.tx_hash
+    assert lookup(bob, "pr", pr.url) == bounty_id, "the PR → bounty lookup follows from the chain's event"
+
+
+def test_chain_sync_alone_restores_the_pr_lookup_of_a_lost_recording(w: MemoryWorld) -> None:
+    bounty_id, pr = _accepted_with_pr(w)
+    w.ledger.submit_pr(w["bob"].signer, bounty_id, pr.url, pr.head_sha)
+    require_bounty(w["carol"], bounty_id)  # anyone who looks at the bounty next
+    assert lookup(w["carol"], "pr", pr.url) == bounty_id
+
+
+def test_a_pr_already_submitted_for_one_bounty_is_refused_for_another_before_any_transaction(
+        w: MemoryWorld) -> None:
+    first, pr = _accepted_with_pr(w)
+    work.submit_pr(w["bob"], first, pr.url)
+    second = _published_feature(w, "Users can import a to-do list from CSV")
+    work.accept_task(w["bob"], f"{REPO}#{second['issue']['number']}")
+    version = w.ledger.latest_version()
+    assert _code(lambda: work.submit_pr(w["bob"], second["bounty"]["bounty_id"], pr.url)) is Code.IDEMPOTENT_REJECTED
+    assert w.ledger.latest_version() == version, "nothing was sent to the chain"
+
+
+def test_a_pr_url_on_another_host_is_refused_before_any_transaction(w: MemoryWorld) -> None:
+    bounty_id, pr = _accepted_with_pr(w)
+    version = w.ledger.latest_version()
+    foreign = pr.url.replace("https://forge.test", "http://elsewhere.example")
+    assert _code(lambda: work.submit_pr(w["bob"], bounty_id, foreign)) is Code.VALIDATION
+    assert w.ledger.latest_version() == version
