@@ -24,7 +24,7 @@ from mcp_tools.lifecycle.answers import (
     OpenPrAnswer,
     SubmitAnswer,
 )
-from mcp_tools.lifecycle.chain_record import index_change, lookup, raise_for, record, require_bounty
+from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, require_bounty
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
 from projections import board
@@ -191,6 +191,13 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     if pr.author != s.forge.actor:
         raise Code3Error(Code.UNAUTHORIZED, f"{pr_url} was opened by {pr.author}, not by you ({s.forge.actor})",
                          "submit your own PR")
+    if pr.url != pr_url:  # the PR is named by this forge's own URL of it (no other host, no other spelling)
+        raise Code3Error(Code.VALIDATION, f"{pr_url} is not this forge's address of that pull request",
+                         f"pass {pr.url}")
+    owner = lookup(s, "pr", pr_url)
+    if owner not in (None, bounty_id):
+        raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{pr_url} was already submitted for bounty {owner}",
+                         "a pull request settles one bounty: open another one for this bounty")
     receipt = raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
-    record(s, bounty_id, bounty, extra=(index_change("pr", pr_url, bounty_id),))
+    record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
     return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": receipt.tx_hash}
