@@ -6,7 +6,7 @@ from typing import Any
 
 from domain.bounty import Bounty
 from domain.contract import Status
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import ClaimAnswer
 from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, require_bounty
@@ -68,24 +68,29 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
 def claim_payout(s: Services, bounty_id: str) -> ClaimAnswer:
     """Claim the bounty after its cooling period (winner only)."""
     bounty = require_bounty(s, bounty_id)
-    if bounty.status is Status.PAID:
-        if bounty.winner != s.signer.address:
-            raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",
-                             "only the winner can claim")
-        return {"success": True, "bounty_id": bounty_id, "tx_hash": bounty.paid_tx,
-                "amount": str(bounty.amount), "asset": bounty.asset}
-    context = ""
-    if bounty.status is Status.COOLING_DOWN and bounty.cooling_until is not None:
-        remaining = bounty.cooling_until - s.chain.now()
-        context = f"cooling_until={bounty.cooling_until}, {max(remaining, 0)} s from now"
-        # Refuse what the chain would refuse without spending a transaction on it.
-        if bounty.winner != s.signer.address:
-            raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was won by another worker",
-                             "only the winner (the worker whose PR merged first) can claim")
-        if remaining > 0:
-            raise Code3Error(Code.COOLING, f"bounty {bounty_id} is cooling down for {remaining} more seconds",
-                             f"claim again after cooling_until={bounty.cooling_until}")
-    receipt = raise_for(s.chain.claim_payout(s.signer, bounty_id), context)
-    bounty, _ = record(s, bounty_id, bounty)
-    return {"success": True, "bounty_id": bounty_id, "tx_hash": receipt.tx_hash,
+    if bounty.status is not Status.PAID:
+        context = _refuse_unclaimable(s, bounty)
+        receipt = s.chain.claim_payout(s.signer, bounty_id)
+        bounty, _ = record(s, bounty_id, bounty)
+        if not receipt.success and bounty.status is not Status.PAID:  # a racing claim that lost is answered below
+            raise_for(receipt, context)
+    if bounty.winner != s.signer.address:
+        raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",
+                         "only the winner can claim")
+    return {"success": True, "bounty_id": bounty_id, "tx_hash": present(bounty.paid_tx, "the payout's transaction"),
             "amount": str(bounty.amount), "asset": bounty.asset}
+
+
+def _refuse_unclaimable(s: Services, bounty: Bounty) -> str:
+    """Refuse what the chain would refuse, on the state just synced from it, without spending a transaction."""
+    if bounty.status is not Status.COOLING_DOWN or bounty.cooling_until is None:
+        raise Code3Error(Code.INVALID_STATE, f"bounty {bounty.bounty_id} is {Status(bounty.status).name.lower()}, "
+                         "not cooling down after a merge", "claim after the winning PR merged and cooling ended")
+    if bounty.winner != s.signer.address:
+        raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty.bounty_id} was won by another worker",
+                         "only the winner (the worker whose PR merged first) can claim")
+    remaining = bounty.cooling_until - s.chain.now()
+    if remaining > 0:
+        raise Code3Error(Code.COOLING, f"bounty {bounty.bounty_id} is cooling down for {remaining} more seconds",
+                         f"claim again after cooling_until={bounty.cooling_until}")
+    return f"cooling_until={bounty.cooling_until}"
