@@ -15,6 +15,7 @@ from typing import Any
 from adapters.keystore import Keystore
 from mcp_tools.lifecycle.chain_sync import reconcile_all, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
+from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from mcp_tools.lifecycle.webhook import retry_due
 from mcp_tools.services import Services
 from projections.board import BountyBoard
@@ -55,16 +56,32 @@ class Worker:
             return job()
 
     def tick(self) -> dict[str, int]:
-        """One round: chain → log → views and forge → inbox → due payouts."""
-        done = {"chain_events": sync_new_events(self.s, self.s.views)}
-        for projector in self.projectors:
-            done[projector.name] = self.runner.catch_up(projector)
-        done["webhook_retries"] = len(retry_due(self.s))
-        done["expired"] = len(expire(self.s, self.services_for))
-        for row in self.payouts.due():
-            self.payouts.settle(row["bounty_id"])
-            done["payouts"] = done.get("payouts", 0) + 1
+        """One round: chain → log → views and forge → inbox → missed merges → refunds → due payouts.
+
+        Each step is guarded on its own: one that fails is logged and retried next round, and never keeps
+        the others (payouts, refunds, the mirror) from running."""
+        done: dict[str, int] = {}
+        steps: list[tuple[str, Callable[[], int]]] = [
+            ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
+            *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
+            ("webhook_retries", lambda: len(retry_due(self.s))),
+            ("merges_found", lambda: len(reconcile_merges(self.s))),
+            ("expired", lambda: len(expire(self.s, self.services_for))),
+            ("payouts", self._settle_due),
+        ]
+        for name, step in steps:
+            try:
+                done[name] = step()
+            except Exception:
+                log.exception("worker step %s failed; it runs again next round", name)
+                done[name] = -1
         return done
+
+    def _settle_due(self) -> int:
+        due = self.payouts.due()
+        for row in due:
+            self.payouts.settle(row["bounty_id"])
+        return len(due)
 
     def close(self) -> None:
         for projector in self.projectors:

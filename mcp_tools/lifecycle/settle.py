@@ -20,8 +20,10 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
         raise Code3Error(Code.NOT_FOUND, f"{pr_url} was not submitted for any bounty",
                          "only PRs submitted with server_mcp.submit_pr are settled")
     bounty = require_bounty(s, bounty_id)
-    if bounty.has_delivery(delivery_id):
-        return _answer(bounty, duplicate=True)
+    if bounty.has_delivery(delivery_id) or bounty.merged_pr is not None:
+        # idempotent on the merge itself: a redelivery, a replay under new delivery ids, or the reconciliation
+        # with the forge finding a merge already recorded, adds nothing
+        return _answer(bounty, duplicate=True, pr_url=pr_url)
     if bounty.status in (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED):
         pr = s.forge.get_pr(pr_url)
         if pr is None or not pr.merged:

@@ -14,6 +14,9 @@ from domain.errors import Code, Code3Error
 from domain.spec import Spec
 from mcp_tools.lifecycle import publish, settle, specs, work
 from mcp_tools.lifecycle.chain_record import lookup, require_bounty
+from mcp_tools.lifecycle.merge_watch import reconcile_merges
+from projections.board import BountyBoard
+from projections.runner import Runner
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
 
@@ -156,3 +159,32 @@ def test_claiming_an_open_bounty_is_refused_without_a_transaction(w: MemoryWorld
     version = w.ledger.latest_version()
     assert _code(lambda: settle.claim_payout(w["bob"], published["bounty"]["bounty_id"])) is Code.INVALID_STATE
     assert w.ledger.latest_version() == version
+
+
+def _submitted(w: MemoryWorld) -> tuple[str, Any]:
+    bounty_id, pr = _accepted_with_pr(w)
+    work.submit_pr(w["bob"], bounty_id, pr.url)
+    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    return bounty_id, pr
+
+
+def test_a_merge_no_webhook_reported_is_found_on_the_forge_and_recorded_once(w: MemoryWorld) -> None:
+    bounty_id, pr = _submitted(w)
+    w["bob"].forge.merge_pr(pr.url)  # merged while `code3 serve` was down: no webhook
+    reporter = w["alice"]
+    assert reconcile_merges(reporter) == [bounty_id]
+    bounty = require_bounty(reporter, bounty_id)
+    assert bounty.status is Status.COOLING_DOWN and bounty.merged_pr == pr.url
+    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    assert reconcile_merges(reporter) == [], "a recorded merge is not reported again"
+
+
+def test_a_merge_replayed_under_new_delivery_ids_records_nothing_more(w: MemoryWorld) -> None:
+    _, pr = _submitted(w)
+    w["bob"].forge.merge_pr(pr.url)
+    first = settle.mark_merged(w["alice"], pr.url, delivery_id="d-1")
+    length = w.store.recorder.max_notification_id()
+    for delivery in ("d-2", "d-3"):
+        again = settle.mark_merged(w["alice"], pr.url, delivery_id=delivery)
+        assert again["duplicate"] and again["cooling_until"] == first["cooling_until"]
+    assert w.store.recorder.max_notification_id() == length
