@@ -305,10 +305,14 @@ class _Search:
 
     def doubtful_edge(self, c: _Candidate) -> bool:
         """A window longer than the quote whose first (last) two lines both look like the quote's first
-        (last) line, which the quote's next (previous) line does not: either could be the edge."""
-        if c.end - c.start + 1 <= self.k or self.k < 2:
-            return False
+        (last) line, which the quote's next (previous) line does not: either could be the edge. Or one
+        shorter than the quote, whose blank first (last) line it lost: blank lines say nothing of where."""
         q = self.quote_norm
+        size = c.end - c.start + 1
+        if size < self.k and (not q[0] or not q[-1]):
+            return True
+        if size <= self.k or self.k < 2:
+            return False
         w = self.norm[c.start - 1 : c.end]
         def twice(edge: str, near: str, inner: str, other: str) -> bool:
             return (_line_similarity(near, edge) >= DOUBLE_EDGE and _line_similarity(inner, edge) >= DOUBLE_EDGE

@@ -141,7 +141,8 @@ def _code(a: StitchItem, template: Template) -> str:
         return "(the annotated code could not be found in the current file; the note may be out of date)\n"
     body = shorten(a.snippet, template)
     fence = fence_for(body)
-    lang = next((v for k, v in _FENCE_LANG.items() if a.file_path.endswith(k)), "")
+    dot = a.file_path.rfind(".")
+    lang = _FENCE_LANG.get(a.file_path[dot:], "") if dot > a.file_path.rfind("/") else ""
     return f"{fence}{lang}\n{body}\n{fence}\n"
 
 
@@ -184,13 +185,15 @@ def stitch(items: Sequence[StitchItem], template: str = "concise", max_chars: in
     if not eligible:
         text = header + "(no annotations)\n"
         return StitchResult(text[:budget], 0, 0, truncated=len(text) > budget)
-    blocks = [render(a, tpl) for a in eligible]
-    n = len(blocks)
+    n = len(eligible)
+    blocks: list[str] = []
     keep, used = 0, len(header)
-    for k, block in enumerate(blocks, start=1):  # the longest prefix that fits, footer included
+    for k, a in enumerate(eligible, start=1):  # the longest prefix that fits, footer included
+        block = render(a, tpl)
         used += len(block)
-        if used > budget:
+        if used > budget:  # no longer prefix can fit: the rest is never rendered
             break
+        blocks.append(block)
         if used + len(_footer(n - k)) <= budget:
             keep = k
     prompt = header + "".join(blocks[:keep]) + _footer(n - keep)
