@@ -35,6 +35,7 @@ _KINDS = {
 }
 _FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generator_function")
 _BODIES = ("body", "value")
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
 def _jsdoc(src: Source, node: Node) -> str | None:
@@ -218,12 +219,27 @@ def _commonjs(src: Source, stmt: Node, exports: list[Export]) -> None:
         exports.append(export(target.rsplit(".", 1)[1], kind, stmt, src.signature(expr, right, "=")))
 
 
+def _statements(program: Node) -> list[Node]:
+    """Top-level statements; those tree-sitter wrapped in an ERROR node (it gives up on a whole file at times,
+    e.g. a .d.ts without semicolons) are still statements."""
+    out: list[Node] = []
+    for stmt in program.named_children:
+        if stmt.type == "ERROR" or (stmt.type == "export_statement" and stmt.has_error and any(
+                c.type == "ERROR" for c in stmt.named_children) and stmt.child_by_field_name("value") is not None):
+            out.extend(stmt.named_children if stmt.type == "ERROR" else [stmt])
+        else:
+            out.append(stmt)
+    if program.type == "ERROR":
+        return list(program.named_children)
+    return out
+
+
 def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Import]]:
     exports: list[Export] = []
     imports: list[Import] = []
     locals_: dict[str, Node] = {}
     clauses: list[tuple[Node, Node]] = []  # (export_specifier, statement) naming locals
-    for stmt in program.named_children:
+    for stmt in _statements(program):
         t = stmt.type
         if t == "import_statement":
             source = stmt.child_by_field_name("source")
@@ -251,9 +267,14 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
                         locals_[src.text(name_node)] = stmt
         elif t == "expression_statement":
             spec = _require(src, stmt.named_children[0]) if stmt.named_child_count else None
-            if spec:
+            text = src.text(stmt)
+            if text.startswith(("export default", "export =")):  # a form the grammar did not parse (ERROR inside)
+                name = "default" if text.startswith("export default") else "export="
+                kind = "function" if text[14:].lstrip().startswith("function") else "other"
+                exports.append(export(name, kind, stmt, src.signature(stmt, None, ";").split("{")[0].strip()[:200]))
+            elif spec:
                 imports.append(make_import(spec, stmt, relative=_is_relative(spec)))
-            else:
+            elif not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
                 _commonjs(src, stmt, exports)
         elif t in _KINDS or t == "ambient_declaration":
             for e in declarations(src, stmt, stmt):
@@ -286,7 +307,7 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
                       clauses: list[tuple[Node, Node]]) -> None:
     source = stmt.child_by_field_name("source")
     spec = _string(src, source)
-    is_default = any(c.type == "default" for c in stmt.children)
+    is_default = any(c.type == "default" for c in stmt.children) or src.text(stmt).startswith("export default")
     decl = stmt.child_by_field_name("declaration")
     doc = _jsdoc(src, stmt)
     if is_default:
@@ -298,8 +319,8 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
             exports.append(found[0].model_copy(update={"name": "default", "doc": doc}))
         else:
             kind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
-            exports.append(export("default", kind, stmt, f"export default {src.signature(value, None, ';')}"[:200],
-                                  doc))
+            text = src.signature(value, None, ";") if value is not None else src.signature(stmt, None, ";")[15:]
+            exports.append(export("default", kind, stmt, f"export default {text}"[:200], doc))
         return
     if decl is not None:
         for e in declarations(src, decl, stmt):
@@ -327,8 +348,8 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
     for c in children:
         if c.type == "export_clause":
             clauses.extend((s, stmt) for s in c.named_children if s.type == "export_specifier")
-        elif c.type in ("identifier", "expression") and src.text(stmt).lstrip().startswith("export ="):
-            exports.append(export("export=", "other", stmt, src.signature(stmt, None, ";")))
+    if src.text(stmt).lstrip().startswith("export ="):
+        exports.append(export("export=", "other", stmt, src.signature(stmt, None, ";")))
 
 
 def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:

@@ -39,9 +39,9 @@ function exportsOf(file) {
   const text = fs.readFileSync(file, "utf8");
   const kind = file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
-  const out = {};
+  const out = Object.create(null);
   const add = (name, mem) => { if (!(name in out)) out[name] = mem; };
-  const local = {};  // name → class/interface declared in this file (export { Local as Alias } keeps its members)
+  const local = Object.create(null);  // name → class/interface declared in this file (export { Local as Alias } keeps its members)
   for (const st of sf.statements) if (st.name && ts.isIdentifier(st.name) && !(st.name.text in local)) local[st.name.text] = st;
   for (const st of sf.statements) {
     if (ts.isExportDeclaration(st)) {
@@ -54,7 +54,11 @@ function exportsOf(file) {
       else if (st.exportClause && ts.isNamespaceExport(st.exportClause)) add(st.exportClause.name.text, null);
       continue;
     }
-    if (ts.isExportAssignment(st)) { add(st.isExportEquals ? "export=" : "default", null); continue; }
+    if (ts.isExportAssignment(st)) {
+      const target = !st.isExportEquals && ts.isIdentifier(st.expression) && local[st.expression.text];
+      add(st.isExportEquals ? "export=" : "default", target ? members(target) : null);
+      continue;
+    }
     if (!hasModifier(st, ts.SyntaxKind.ExportKeyword)) continue;
     if (hasModifier(st, ts.SyntaxKind.DefaultKeyword)) { add("default", members(st)); continue; }
     if (ts.isVariableStatement(st)) {

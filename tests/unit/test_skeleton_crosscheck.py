@@ -187,14 +187,11 @@ def _typescript_dir() -> Path:
     pytest.skip(f"npm typescript not found under {NODE_MODULES} ({INSTALL})")
 
 
-def _ts_files(limit: int = 400) -> list[Path]:
-    found: list[Path] = []
-    for package in ("repomix", "zod", "hono", "@modelcontextprotocol", "ajv", "typescript/lib", "jose", "tar",
-                    "fast-glob", "minimatch"):
-        base = NODE_MODULES / package
-        if base.exists():
-            found += sorted(p for p in base.rglob("*.ts") if not p.name.startswith("lib."))
-    return found[:limit]
+def _ts_files() -> list[Path]:
+    """Every .ts/.mts/.cts/.d.ts of the npm packages installed under .cache/node (typescript, repomix and their
+    dependencies), except TypeScript's global lib.*.d.ts scripts (they declare globals, not exports)."""
+    found = [p for ext in ("*.ts", "*.mts", "*.cts") for p in NODE_MODULES.rglob(ext)]
+    return sorted(p for p in found if not p.name.startswith("lib.") and p.is_file())
 
 
 def test_typescript_exports_match_the_typescript_compiler(parser: TreeSitterCodeParser) -> None:
@@ -204,11 +201,16 @@ def test_typescript_exports_match_the_typescript_compiler(parser: TreeSitterCode
         pytest.skip(f"too few .ts files under {NODE_MODULES} ({INSTALL})")
     rels = [p.relative_to(NODE_MODULES).as_posix() for p in files]
     out = subprocess.run(["node", str(TOOLS / "ts_exports.js"), str(ts_dir), *rels], cwd=NODE_MODULES,
-                         capture_output=True, text=True, check=True, timeout=240)
+                         capture_output=True, text=True, check=True, timeout=600)
     expected = json.loads(out.stdout)
     actual = {r: ours(parser, NODE_MODULES, r) for r in rels}
-    assert sum(len(v) for v in expected.values()) > 500
-    assert diff(expected, actual) == []
+    assert sum(len(v) for v in expected.values()) > 5000
+    # Exactly the compiler's exports, except where tree-sitter's grammar failed on a construct (the file has
+    # parse errors) and the recovered tree lost an export — at most 1 % of the files (today: router's
+    # index.d.ts, which tree-sitter-typescript parses as one ERROR node).
+    mismatched = [p.split(":", 1)[0] for p in diff(expected, actual)]
+    assert all(parser.parse_file(NODE_MODULES, r).parse_errors for r in mismatched), diff(expected, actual)
+    assert len(mismatched) <= len(rels) // 100, diff(expected, actual)
 
 
 # --- Go -----------------------------------------------------------------------------------------------------------
