@@ -151,8 +151,6 @@ def _side(stored: list[str], actual: list[str]) -> float:
     position by position (a shifted context does not match): each line's similarity cubed, so only
     equal or lightly edited lines count, weighted 3-2-1 from the nearest. The farthest stored line may
     be cut by the character cap, so a line that ends (before) or starts (after) with it is equal."""
-    if not stored:
-        return 1.0 if not actual else 0.5
     total = weight_sum = 0.0
     for i, want in enumerate(stored):
         weight = CONTEXT_LINES - i if i < CONTEXT_LINES else 1
@@ -206,7 +204,10 @@ class _Search:
     def context_score(self, start: int, end: int) -> float:
         above = self.norm[max(0, start - 1 - CONTEXT_LINES) : start - 1][::-1]
         below = self.norm[end : end + CONTEXT_LINES]
-        return (_side(self.before, above) + _side(self.after, below)) / 2
+        # a side with no stored context (the block was at the start or end of the file) is no evidence:
+        # lines appended at the end of a file are too common an edit to count against a candidate
+        sides = [_side(stored, actual) for stored, actual in ((self.before, above), (self.after, below)) if stored]
+        return sum(sides) / len(sides) if sides else 0.5
 
     def kept_words(self, window: str) -> float:
         """The share of the quote's words still in the window, or of the window's words from the quote,
@@ -452,20 +453,21 @@ def reanchor(anchor: Anchor, text: str | None) -> AnchorResult:
     if file_digest(text) == anchor.file_digest:
         return AnchorResult("exact", anchor.start_line, anchor.end_line, 1.0, "file unchanged")
     search = _Search(anchor, text)
-    if not anchor.selected_text.strip():
-        if search.lines[anchor.start_line - 1 : anchor.end_line] == search.quote:
-            return AnchorResult("exact", anchor.start_line, anchor.end_line, 1.0, "blank lines still in place")
-        return _orphaned("blank annotated lines cannot be found again once the file changed")
+    blank = not anchor.selected_text.strip()
     for lines, quote, exact in ((search.lines, search.quote, True), (search.norm, search.quote_norm, False)):
         starts = _occurrences(lines, quote)
         if starts:
             doubt = search.verbatim(starts, exact)
-            if doubt.found:
+            if doubt.found or blank:
                 return doubt
+            if max(search.context_score(s, s + search.k - 1) for s in starts) >= IN_PLACE_CONTEXT:
+                return doubt  # copies that fit in their context: no edited one may win over them
             # the text is there, but where is in doubt: an edited copy in place may still settle it
             result = search.fuzzy()
             lo, hi = result.start_line or 0, result.end_line or 0
             if result.found and not any(s <= hi and lo <= s + search.k - 1 for s in starts):
                 return result
             return doubt
+    if blank:
+        return _orphaned("the annotated blank lines are gone")
     return search.fuzzy()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.reanchor import run_cases
 from domain.anchor import Anchor, reanchor, split_lines
@@ -116,10 +118,12 @@ def test_a_short_common_line_found_elsewhere_without_its_context_is_orphaned() -
     assert reanchor(anchor, edited).status == "orphaned"
 
 
-def test_blank_selections_are_orphaned_once_the_file_changes() -> None:
-    anchor = Anchor.capture(FILE, 2, 2)
+def test_blank_selections_are_found_only_by_their_context() -> None:
+    anchor = Anchor.capture(FILE, 2, 2)  # the blank line after "import os"
     assert reanchor(anchor, FILE).status == "exact"
-    assert reanchor(anchor, "# new\n" + FILE).status == "orphaned"
+    r = reanchor(anchor, "# new\n" + FILE)
+    assert (r.status, r.start_line) == ("moved", 3)
+    assert reanchor(anchor, FILE.replace("import os\n\n", "import os\n")).status == "orphaned"
 
 
 def test_large_files_stay_fast() -> None:
@@ -138,3 +142,37 @@ def test_the_reanchor_benchmark_short_run_is_at_least_95_percent_correct_and_nev
     assert summary.wrong == 0, [(c.kind, c.truth) for c in summary.wrong_cases]
     assert summary.anchored_share >= 0.95
     assert summary.correct / summary.cases >= 0.95
+
+
+WORDS = ["x = 1", "return x", "pass", "", "y = f(x)", "if x:", "    z = g(y, x)", "}"]
+
+
+@st.composite
+def edits_outside_the_block(draw):
+    """A file from a small vocabulary (many repeated lines), a block, and lines inserted or deleted away
+    from the block and its context, so the block's true place is known."""
+    lines = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=40))
+    start = draw(st.integers(1, len(lines)))
+    end = draw(st.integers(start, min(len(lines), start + 4)))
+    anchor = Anchor.capture("\n".join(lines) + "\n", start, end)
+    above, below = lines[: max(0, start - 1 - 3)], lines[end + 3 :]
+    near = lines[max(0, start - 1 - 3) : end + 3]
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(above)))
+        above = above[:at] + draw(st.lists(st.sampled_from(WORDS), max_size=10)) + above[at:]
+    elif above:
+        at = draw(st.integers(0, len(above) - 1))
+        above = above[:at] + above[at + draw(st.integers(1, len(above) - at)) :]
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(below)))
+        below = below[:at] + draw(st.lists(st.sampled_from(WORDS), max_size=10)) + below[at:]
+    shift = len(above) - max(0, start - 1 - 3)
+    return anchor, "\n".join(above + near + below) + "\n", (start + shift, end + shift)
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=edits_outside_the_block())
+def test_edits_away_from_the_block_never_move_the_anchor_anywhere_wrong(case) -> None:
+    anchor, text, truth = case
+    r = reanchor(anchor, text)
+    assert not r.found or (r.start_line, r.end_line) == truth, r
