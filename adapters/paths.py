@@ -59,6 +59,16 @@ class ProjectPaths:
             relative = parse_project_path(value)
         except Code3Error as exc:
             raise PathRefused("invalid", exc.message, exc.hint) from None
+        if any(len(part.encode()) > 255 for part in relative.split("/")):
+            raise PathRefused("invalid", f"a part of {relative[:60]!r}... is longer than 255 bytes",
+                              "pass a path whose file and directory names fit the file system (255 bytes each)")
+        try:
+            return self._checked(relative, kind, must_exist)
+        except OSError as exc:  # a name the file system refuses, a loop of symlinks, an unreadable directory
+            raise PathRefused("invalid", f"{relative[:80]!r} cannot be used as a path ({exc.strerror or exc})",
+                              "pass an ordinary path inside the project") from None
+
+    def _checked(self, relative: str, kind: str, must_exist: bool) -> Path:
         real = (self.root / relative).resolve()
         if not real.is_relative_to(self.root):
             raise PathRefused("outside", f"{relative!r} leads outside the project root (through a symlink)",

@@ -22,7 +22,8 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
     bounty = require_bounty(s, bounty_id)
     if bounty.has_delivery(delivery_id) or bounty.merged_pr is not None:
         # idempotent on the merge itself: a redelivery, a replay under new delivery ids, or the reconciliation
-        # with the forge finding a merge already recorded, adds nothing
+        # with the forge finding a merge already recorded, adds no event (the label still catches up)
+        bounty, _ = record(s, bounty_id, bounty)
         return _answer(bounty, duplicate=True, pr_url=pr_url)
     if bounty.status in (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED):
         pr = s.forge.get_pr(pr_url)
@@ -56,6 +57,7 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
     """The sponsor takes back an unmerged bounty (or disputes one that is cooling): the escrow is refunded."""
     bounty = require_bounty(s, bounty_id)
     if bounty.status is Status.CANCELLED:
+        record(s, bounty_id, bounty)  # the label catches up after a crash
         return {"success": True, "bounty_id": bounty_id, "state": Status.CANCELLED.name}
     if bounty.sponsor != s.signer.address:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
@@ -70,12 +72,13 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
 def claim_payout(s: Services, bounty_id: str) -> ClaimAnswer:
     """Claim the bounty after its cooling period (winner only)."""
     bounty = require_bounty(s, bounty_id)
+    receipt, context = None, ""
     if bounty.status is not Status.PAID:
         context = _refuse_unclaimable(s, bounty)
         receipt = s.chain.claim_payout(s.signer, bounty_id)
-        bounty, _ = record(s, bounty_id, bounty)
-        if not receipt.success and bounty.status is not Status.PAID:  # a racing claim that lost is answered below
-            raise_for(receipt, context)
+    bounty, _ = record(s, bounty_id, bounty)  # also after a crash or a race: the events and the label catch up
+    if receipt is not None and not receipt.success and bounty.status is not Status.PAID:
+        raise_for(receipt, context)  # a racing claim that lost is answered below, with the winner's tx
     if bounty.winner != s.signer.address:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",
                          "only the winner can claim")

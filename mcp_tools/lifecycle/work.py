@@ -178,6 +178,7 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     mine = bounty.submission_of(s.signer.address)
     if mine is not None:
         if mine["pr_url"] == pr_url:
+            record(s, bounty_id, bounty)  # a retry after a crash: the lookup and the label catch up
             return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": mine["tx_hash"]}
         raise Code3Error(Code.IDEMPOTENT_REJECTED,
                          f"you already submitted {mine['pr_url']} for bounty {bounty_id}",
