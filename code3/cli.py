@@ -278,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("config", help="list the environment variables and their defaults").set_defaults(func=cmd_config)
     common(sub.add_parser("doctor", help="which forge, chain and store are in use, and whether they answer")
            ).set_defaults(func=cmd_doctor)
+    from code3.nexus_cli import add_parser as add_nexus_parser
+
+    add_nexus_parser(sub, common)
     return parser
 
 

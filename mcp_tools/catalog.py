@@ -16,12 +16,14 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "client-local": ("code3", None),
     "client-remote": ("code3", None),
     "server": ("code3", None),
+    "codenexus": ("CodeNexus", "1.0.0"),
     "all": ("code3", None),
 }
 
 
 def declared() -> dict[str, ToolDecl]:
     from mcp_tools import add_demo  # noqa: F401  (seed 003)
+    from mcp_tools.codenexus import derive, extras, front, renames, tools  # noqa: F401  (seed 002)
     from mcp_tools.lifecycle import publish, settle, specs, work  # noqa: F401  (seed 001)
 
     return REGISTRY

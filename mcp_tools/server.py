@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from mcp_tools.catalog import PROFILES, extensions_for, tools_for
@@ -60,6 +61,8 @@ class Runtime:
         except Code3Error as exc:
             log.info("tool %s failed: %s", decl.name, exc.code.value)
             return _result(exc.as_dict(), is_error=True)
+        except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
+            raise
         except Exception:
             log.exception("tool %s raised an unexpected exception", decl.name)
             return _result(INTERNAL, is_error=True)

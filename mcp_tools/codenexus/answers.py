@@ -1,0 +1,111 @@
+"""What the CodeNexus tools answer (the seed's response shapes; a few fields beyond it are marked)."""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+from pydantic import ConfigDict, with_config
+
+STRICT = ConfigDict(extra="forbid")
+
+
+@with_config(STRICT)
+class AddTagAnswer(TypedDict):
+    success: bool
+    message: str
+    added_tags: list[str]
+    total_tags: int
+    updated_at: str
+
+
+@with_config(STRICT)
+class RemoveTagAnswer(TypedDict):
+    success: bool
+    message: str
+    removed_tags: list[str]
+    total_tags: int
+    updated_at: str
+
+
+@with_config(STRICT)
+class AddCommentAnswer(TypedDict):
+    success: bool
+    message: str
+    comment_length: int
+    updated_at: str
+
+
+@with_config(STRICT)
+class Relationship(TypedDict):
+    source: str
+    target: str
+    type: str
+    description: str
+    origin: NotRequired[str]  # beyond the seed: "manual" or "derived"
+
+
+@with_config(STRICT)
+class CreateRelationshipAnswer(TypedDict):
+    success: bool
+    message: str
+    relationship: Relationship
+    created_at: str
+
+
+@with_config(STRICT)
+class RemoveRelationshipAnswer(TypedDict):
+    success: bool
+    message: str
+    removed: bool
+
+
+@with_config(STRICT)
+class QueryResult(TypedDict):
+    file_path: str
+    tags: list[str]
+    comment: str
+    match_reason: str
+
+
+@with_config(STRICT)
+class QueryFilesAnswer(TypedDict):
+    success: bool
+    results: list[QueryResult]
+    total_count: int
+    query_time_ms: float
+    next_offset: NotRequired[int]  # beyond the seed: where the next page starts, when there is one
+
+
+@with_config(STRICT)
+class DescribeTagAnswer(TypedDict):
+    success: bool
+    message: str
+    name: str
+    description: str
+    color: str
+
+
+@with_config(STRICT)
+class DeriveAnswer(TypedDict):
+    success: bool
+    message: str
+    files_scanned: int
+    created: int
+    removed: int
+    kept_manual: int
+    unresolved_imports: int
+
+
+@with_config(STRICT)
+class Move(TypedDict):
+    old_path: str
+    new_path: str
+
+
+@with_config(STRICT)
+class SyncAnswer(TypedDict):
+    success: bool
+    message: str
+    moved: list[Move]
+    skipped: list[str]
+    baseline: str

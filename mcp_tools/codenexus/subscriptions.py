@@ -1,0 +1,177 @@
+"""Resource subscriptions that follow the event log, so a change made by another process is announced too.
+
+A watcher task (started in the server's lifespan) reads the log beyond the position it has seen, brings
+the CodeNexus index up to date, maps each CodeNexus event to the resource URIs it changes and announces
+them: `notifications/resources/updated` to every 2025-11-25 session that subscribed to the URI
+(`resources/subscribe`), and a `ResourceUpdated` event on the SDK's subscription bus, which the
+2026-07-28 `subscriptions/listen` streams filter by URI.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+from mcp.shared.exceptions import MCPError
+from mcp.types import EmptyResult
+
+from adapters.event_store import read_log
+from domain.file_meta import FileMeta, Tag
+from mcp_tools.codenexus.context import fresh
+from mcp_tools.codenexus.errors import INVALID_PARAMS, nexus_error
+from mcp_tools.services import Services
+
+log = logging.getLogger("code3.codenexus.subscriptions")
+
+PREFIXES = ("codenexus://file/", "codenexus://relationships/")
+TAGS_URI = "codenexus://tags"
+POLL_S = float(os.environ.get("CODE3_NEXUS_POLL_S", "0.2"))
+MAX_SUBSCRIPTIONS = 10_000
+PAGE = 500
+
+
+def normal(uri: str) -> str:
+    return unquote(uri)
+
+
+def is_ours(uri: str) -> bool:
+    return uri == TAGS_URI or any(uri.startswith(p) and len(uri) > len(p) for p in PREFIXES)
+
+
+def changed_uris(s: Services, start: int) -> tuple[int, list[str], bool]:
+    """The URIs changed by CodeNexus events after log position `start`: (new position, URIs, whether the
+    set of files with metadata changed)."""
+    events = read_log(s.store, start + 1, PAGE)
+    if not events:
+        return start, [], False
+    fresh(s)
+    uris: dict[str, None] = {}
+    listed = False
+    for _, event in events:
+        if isinstance(event, Tag.Event):
+            uris[TAGS_URI] = None
+        if not isinstance(event, FileMeta.Event):
+            continue
+        paths = [_path(s, str(event.originator_id))]
+        if isinstance(event, FileMeta.Tagged | FileMeta.Untagged):
+            uris[TAGS_URI] = None
+        if isinstance(event, FileMeta.Registered | FileMeta.Moved):
+            listed = True
+        if isinstance(event, FileMeta.Moved):
+            paths.append(event.old_path)
+        for path in filter(None, paths):
+            uris[f"codenexus://file/{path}"] = None
+            uris[f"codenexus://relationships/{path}"] = None
+        if isinstance(event, FileMeta.RelationshipCreated | FileMeta.RelationshipRemoved):
+            target = _path(s, event.target_id)
+            if target:
+                uris[f"codenexus://relationships/{target}"] = None
+    return events[-1][0], list(uris), listed
+
+
+def _path(s: Services, file_id: str) -> str | None:
+    rows = s.views.query("SELECT path FROM nexus_files WHERE file_id = ?", (file_id,))
+    return str(rows[0][0]) if rows else None
+
+
+class Hub:
+    """Who subscribed to what (2025-11-25 sessions), and the watcher that tells them."""
+
+    def __init__(self, runtime: Any, bus: Any, always: bool) -> None:
+        self.runtime, self.bus, self.always = runtime, bus, always
+        # normalised URI -> {connection: (a session on it, the URI as it subscribed)}; the SDK makes a session
+        # object per request, so a subscriber is known by its connection
+        self.sessions: dict[str, dict[Any, tuple[Any, str]]] = {}
+        self.position: int | None = None
+
+    async def subscribe(self, ctx: Any, params: Any) -> EmptyResult:
+        uri = str(params.uri)
+        if not is_ours(normal(uri)):
+            raise nexus_error(INVALID_PARAMS, f"{uri[:200]!r} is not a CodeNexus resource "
+                                              "(codenexus://file/{path}, codenexus://relationships/{path}, "
+                                              "codenexus://tags)")
+        if sum(len(v) for v in self.sessions.values()) >= MAX_SUBSCRIPTIONS:
+            raise MCPError(INVALID_PARAMS, "too many subscriptions on this server; unsubscribe first")
+        if self.position is None:  # from now on, nothing is missed
+            self.position = await anyio.to_thread.run_sync(self.runtime.run, _head)
+        self.sessions.setdefault(normal(uri), {})[_connection(ctx)] = (ctx.session, uri)
+        return EmptyResult()
+
+    async def unsubscribe(self, ctx: Any, params: Any) -> EmptyResult:
+        subscribed = self.sessions.get(normal(str(params.uri)), {})
+        subscribed.pop(_connection(ctx), None)
+        if not subscribed:
+            self.sessions.pop(normal(str(params.uri)), None)
+        return EmptyResult()
+
+    def _active(self) -> bool:
+        """Poll when a session subscribed, when the server is CodeNexus's own, or once services exist."""
+        return bool(self.sessions) or self.always or getattr(self.runtime, "_services", None) is not None
+
+    async def watch(self) -> None:
+        backoff = POLL_S
+        while True:
+            await anyio.sleep(backoff)
+            if not self._active():
+                continue
+            try:
+                if self.position is None:
+                    self.position = await anyio.to_thread.run_sync(self.runtime.run, _head)
+                    continue
+                position, uris, listed = await anyio.to_thread.run_sync(
+                    self.runtime.run, functools.partial(_changed_after, self.position))
+                self.position = position
+                backoff = POLL_S
+            except Exception as exc:  # the store may be unreachable for a while: try again later
+                log.warning("codenexus watcher: %s: %s; retrying", type(exc).__name__, exc)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            for uri in uris:
+                await self.announce(uri)
+            if listed:
+                await self._list_changed()
+
+    async def announce(self, uri: str) -> None:
+        from mcp.server.subscriptions import ResourceUpdated
+
+        for connection, (session, original) in list(self.sessions.get(uri, {}).items()):
+            try:
+                await session.send_resource_updated(original)
+            except Exception:  # the client left: forget its subscriptions
+                self._forget(connection)
+        for form in dict.fromkeys((uri, quote(uri, safe=":/"))):
+            await self.bus.publish(ResourceUpdated(uri=form))
+
+    async def _list_changed(self) -> None:
+        from mcp.server.subscriptions import ResourcesListChanged
+
+        sessions = {connection: session for subscribed in self.sessions.values()
+                    for connection, (session, _) in subscribed.items()}
+        for connection, session in sessions.items():
+            try:
+                await session.send_resource_list_changed()
+            except Exception:
+                self._forget(connection)
+        await self.bus.publish(ResourcesListChanged())
+
+    def _forget(self, connection: Any) -> None:
+        for uri in list(self.sessions):
+            self.sessions[uri].pop(connection, None)
+            if not self.sessions[uri]:
+                del self.sessions[uri]
+
+
+def _connection(ctx: Any) -> Any:
+    return getattr(ctx.session, "_connection", None) or ctx.session
+
+
+def _changed_after(start: int, s: Services) -> tuple[int, list[str], bool]:
+    return changed_uris(s, start)
+
+
+def _head(s: Services) -> int:
+    return int(s.store.recorder.max_notification_id() or 0)

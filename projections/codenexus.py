@@ -1,0 +1,304 @@
+"""The CodeNexus index: files, tags, relationships and a comment n-gram index, beside the events.
+
+Rows are keyed by `file_no`, a small integer given in log order (so a rebuild from the log gives the
+same numbers), which every other table references; results come out in `file_no` order, the order in
+which files first got metadata, so each index range is already sorted and a page costs its size.
+
+Comment search is a case-insensitive substring match with the same meaning on SQLite and PostgreSQL:
+the projector lower-cases in Python and keeps every 1-, 2- and 3-character gram of the lower-cased
+comment (whitespace excluded) in `nexus_comment_grams`; a query term of up to three characters is
+answered by the gram table alone, a longer one by its trigrams and then checked on the stored text. It finds "启动" in
+"主入口文件，包含应用启动逻辑", which word tokenizers (FTS5's default and trigram) do not.
+
+Read-your-writes: `catch_up` applies what the log holds beyond the tracked position inside one
+transaction that locks the tracking row, so tools in several processes may call it at once without a
+lease and no event is applied twice. The worker does not drive this projection (the tools and the
+MCP server's log watcher keep it current).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from eventsourcing.application import Application
+
+from adapters.event_store import read_log
+from adapters.sql import Cursor, SqlDb
+from adapters.tracking import SCHEMA as TRACKING
+from adapters.tracking import track
+from domain.file_meta import FileMeta, Tag
+from projections.runner import DEAD_LETTERS
+
+log = logging.getLogger("code3.codenexus")
+
+NAME = "codenexus"
+TABLES = ("nexus_files", "nexus_file_tags", "nexus_tags", "nexus_relationships", "nexus_rel_ends",
+          "nexus_comment_grams")
+_DDL = """
+CREATE TABLE IF NOT EXISTS nexus_files (file_no INTEGER PRIMARY KEY, file_id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL UNIQUE, tags TEXT NOT NULL, comment TEXT NOT NULL, comment_lower TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nexus_file_tags (tag TEXT NOT NULL, file_no INTEGER NOT NULL,
+    PRIMARY KEY (tag, file_no)) {clustered};
+CREATE TABLE IF NOT EXISTS nexus_tags (name TEXT PRIMARY KEY, description TEXT NOT NULL, color TEXT,
+    file_count INTEGER NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nexus_relationships (source_no INTEGER NOT NULL, type TEXT NOT NULL,
+    target_no INTEGER NOT NULL, description TEXT NOT NULL, origin TEXT NOT NULL, created_at TEXT NOT NULL,
+    PRIMARY KEY (source_no, type, target_no)) {clustered};
+CREATE INDEX IF NOT EXISTS nexus_relationships_target ON nexus_relationships (target_no, type, source_no);
+CREATE TABLE IF NOT EXISTS nexus_rel_ends (type TEXT NOT NULL, file_no INTEGER NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (type, file_no)) {clustered};
+CREATE TABLE IF NOT EXISTS nexus_comment_grams (gram TEXT NOT NULL, file_no INTEGER NOT NULL,
+    PRIMARY KEY (gram, file_no)) {clustered}
+"""
+CHUNK = 400  # rows per multi-row statement
+
+
+def schema(postgres: bool) -> str:
+    """The DDL; on SQLite the link tables are clustered on their keys (WITHOUT ROWID)."""
+    return _DDL.format(clustered="" if postgres else "WITHOUT ROWID")
+
+
+def stamp(ts: datetime) -> str:
+    return ts.isoformat()
+
+
+def grams(text_lower: str) -> set[str]:
+    """Every 1-, 2- and 3-character gram without whitespace: what the comment index holds."""
+    found = {c for c in text_lower if not c.isspace()}
+    found.update(a + b for a, b in itertools.pairwise(text_lower) if not a.isspace() and not b.isspace())
+    found.update(text_lower[i:i + 3] for i in range(len(text_lower) - 2)
+                 if not any(c.isspace() for c in text_lower[i:i + 3]))
+    return found
+
+
+class CodeNexusIndex:
+    """The projector (the Runner protocol: name, has_effects, schema, effect, apply)."""
+
+    name = NAME
+    has_effects = False
+
+    def __init__(self, postgres: bool = False) -> None:
+        self.schema = schema(postgres)
+
+    def effect(self, event: Any) -> None:
+        return None
+
+    def apply(self, event: Any, cur: Cursor) -> None:
+        if isinstance(event, FileMeta.Event):
+            self._file_event(event, cur)
+        elif isinstance(event, Tag.Defined | Tag.Described):
+            cur.execute("INSERT INTO nexus_tags (name, description, color, file_count, created_at) "
+                        "VALUES (?, ?, ?, 0, ?) ON CONFLICT (name) DO UPDATE SET description = excluded.description, "
+                        "color = excluded.color", (event.name, event.description, event.color,
+                                                   stamp(event.timestamp)))
+
+    def _file_event(self, event: Any, cur: Cursor) -> None:
+        at = stamp(event.timestamp)
+        if isinstance(event, FileMeta.Registered):
+            _register(cur, str(event.originator_id), event.path, at)
+            return
+        file_no = _file_no(cur, str(event.originator_id))
+        if file_no is None:
+            raise LookupError(f"no file registered as {event.originator_id}")
+        if isinstance(event, FileMeta.Tagged):
+            _tag(cur, file_no, event.tags, at)
+        elif isinstance(event, FileMeta.Untagged):
+            _untag(cur, file_no, event.tags)
+        elif isinstance(event, FileMeta.Commented):
+            _comment(cur, file_no, event.comment)
+        elif isinstance(event, FileMeta.RelationshipCreated):
+            target = _file_no(cur, event.target_id)
+            if target is None:  # the target registers in the same save; be tolerant of the order anyway
+                target = _register(cur, event.target_id, event.target_path, at)
+            _relate(cur, file_no, target, event.kind, event.description, event.origin, at)
+        elif isinstance(event, FileMeta.RelationshipRemoved):
+            target = _file_no(cur, event.target_id)
+            if target is not None:
+                _unrelate(cur, file_no, target, event.kind)
+        elif isinstance(event, FileMeta.Moved):
+            cur.execute("UPDATE nexus_files SET path = ? WHERE file_no = ?", (event.new_path, file_no))
+        cur.execute("UPDATE nexus_files SET updated_at = ? WHERE file_no = ?", (at, file_no))
+
+
+def _register(cur: Cursor, file_id: str, path: str, at: str) -> int:
+    existing = _file_no(cur, file_id)
+    if existing is not None:
+        return existing
+    file_no = int(cur.execute("SELECT COALESCE(MAX(file_no), 0) + 1 FROM nexus_files").fetchone()[0])
+    cur.execute("INSERT INTO nexus_files (file_no, file_id, path, tags, comment, comment_lower, created_at, "
+                "updated_at) VALUES (?, ?, ?, '[]', '', '', ?, ?)", (file_no, file_id, path, at, at))
+    return file_no
+
+
+def _file_no(cur: Cursor, file_id: str) -> int | None:
+    row = cur.execute("SELECT file_no FROM nexus_files WHERE file_id = ?", (file_id,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def _tag(cur: Cursor, file_no: int, tags: list[str], at: str) -> None:
+    current = json.loads(cur.execute("SELECT tags FROM nexus_files WHERE file_no = ?", (file_no,)).fetchone()[0])
+    for tag in tags:
+        if tag in current:
+            continue
+        current.append(tag)
+        cur.execute("INSERT INTO nexus_file_tags (tag, file_no) VALUES (?, ?)", (tag, file_no))
+        cur.execute("INSERT INTO nexus_tags (name, description, color, file_count, created_at) "
+                    "VALUES (?, '', NULL, 1, ?) ON CONFLICT (name) "
+                    "DO UPDATE SET file_count = nexus_tags.file_count + 1", (tag, at))
+    cur.execute("UPDATE nexus_files SET tags = ? WHERE file_no = ?", (json.dumps(current, ensure_ascii=False), file_no))
+
+
+def _untag(cur: Cursor, file_no: int, tags: list[str]) -> None:
+    current = json.loads(cur.execute("SELECT tags FROM nexus_files WHERE file_no = ?", (file_no,)).fetchone()[0])
+    for tag in tags:
+        if tag not in current:
+            continue
+        current.remove(tag)
+        cur.execute("DELETE FROM nexus_file_tags WHERE tag = ? AND file_no = ?", (tag, file_no))
+        cur.execute("UPDATE nexus_tags SET file_count = file_count - 1 WHERE name = ?", (tag,))
+    cur.execute("UPDATE nexus_files SET tags = ? WHERE file_no = ?", (json.dumps(current, ensure_ascii=False), file_no))
+
+
+def _comment(cur: Cursor, file_no: int, comment: str) -> None:
+    old = cur.execute("SELECT comment_lower FROM nexus_files WHERE file_no = ?", (file_no,)).fetchone()[0]
+    lower = comment.lower()
+    before, after = grams(old), grams(lower)
+    for chunk in _chunks(sorted(before - after)):
+        cur.execute(f"DELETE FROM nexus_comment_grams WHERE file_no = ? AND gram IN ({', '.join('?' * len(chunk))})",
+                    (file_no, *chunk))
+    insert_grams(cur, [(g, file_no) for g in sorted(after - before)])
+    cur.execute("UPDATE nexus_files SET comment = ?, comment_lower = ? WHERE file_no = ?", (comment, lower, file_no))
+
+
+def insert_grams(cur: Cursor, rows: list[tuple[str, int]]) -> None:
+    for chunk in _chunks(rows):
+        cur.execute(f"INSERT INTO nexus_comment_grams (gram, file_no) VALUES {', '.join(['(?, ?)'] * len(chunk))}",
+                    [v for row in chunk for v in row])
+
+
+def _chunks(items: list[Any]) -> Iterable[list[Any]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i:i + CHUNK]
+
+
+def _relate(cur: Cursor, source: int, target: int, kind: str, description: str, origin: str, at: str) -> None:
+    exists = cur.execute("SELECT 1 FROM nexus_relationships WHERE source_no = ? AND type = ? AND target_no = ?",
+                         (source, kind, target)).fetchone()
+    if exists:
+        cur.execute("UPDATE nexus_relationships SET description = ?, origin = ?, created_at = ? "
+                    "WHERE source_no = ? AND type = ? AND target_no = ?",
+                    (description, origin, at, source, kind, target))
+        return
+    cur.execute("INSERT INTO nexus_relationships (source_no, type, target_no, description, origin, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (source, kind, target, description, origin, at))
+    for end in {source, target}:
+        cur.execute("INSERT INTO nexus_rel_ends (type, file_no, n) VALUES (?, ?, 1) ON CONFLICT (type, file_no) "
+                    "DO UPDATE SET n = nexus_rel_ends.n + 1", (kind, end))
+
+
+def _unrelate(cur: Cursor, source: int, target: int, kind: str) -> None:
+    cur.execute("DELETE FROM nexus_relationships WHERE source_no = ? AND type = ? AND target_no = ?",
+                (source, kind, target))
+    if cur.rowcount:
+        for end in {source, target}:
+            cur.execute("UPDATE nexus_rel_ends SET n = n - 1 WHERE type = ? AND file_no = ?", (kind, end))
+            cur.execute("DELETE FROM nexus_rel_ends WHERE type = ? AND file_no = ? AND n <= 0", (kind, end))
+
+
+# -- following the log ------------------------------------------------------------------------------
+
+def ensure(views: SqlDb) -> CodeNexusIndex:
+    projector = CodeNexusIndex(views.postgres)
+    views.ensure(TRACKING)
+    views.ensure(DEAD_LETTERS)
+    views.ensure(projector.schema)
+    return projector
+
+
+def position(views: SqlDb) -> int:
+    rows = views.query("SELECT position FROM projection_tracking WHERE name = ?", (NAME,))
+    return int(rows[0][0]) if rows else 0
+
+
+def _locked_position(cur: Cursor, postgres: bool) -> int:
+    """The tracked position, with the tracking row locked until the transaction ends (SQLite's
+    BEGIN IMMEDIATE already serialises writers)."""
+    cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, 0) ON CONFLICT (name) DO NOTHING", (NAME,))
+    lock = " FOR UPDATE" if postgres else ""
+    return int(cur.execute(f"SELECT position FROM projection_tracking WHERE name = ?{lock}", (NAME,)).fetchone()[0])
+
+
+def catch_up(app: Application, views: SqlDb, limit: int = 1000) -> int:
+    """Apply every event beyond the tracked position; returns how many were passed. Cheap when current."""
+    projector = ensure(views)
+    head = app.recorder.max_notification_id() or 0
+    if position(views) >= head:
+        return 0
+    passed = 0
+    while True:
+        try:
+            with views.transaction() as cur:
+                start = _locked_position(cur, views.postgres)
+                events = read_log(app, start + 1, limit)
+                for _, event in events:
+                    projector.apply(event, cur)
+                if events:
+                    track(cur, NAME, events[-1][0])
+        except Exception:
+            log.info("codenexus: a page failed; applying its events one by one")
+            events = _one_by_one(app, views, projector, limit)
+        passed += len(events)
+        if len(events) < limit:
+            return passed
+
+
+def _one_by_one(app: Application, views: SqlDb, projector: CodeNexusIndex, limit: int) -> list[Any]:
+    done = []
+    for _ in range(limit):
+        try:
+            with views.transaction() as cur:
+                start = _locked_position(cur, views.postgres)
+                events = read_log(app, start + 1, 1)
+                if not events:
+                    return done
+                projector.apply(events[0][1], cur)
+                track(cur, NAME, events[0][0])
+        except Exception as exc:
+            with views.transaction() as cur:
+                start = _locked_position(cur, views.postgres)
+                events = read_log(app, start + 1, 1)
+                if not events:
+                    return done
+                log.error("codenexus cannot apply notification %s (%s): %s; recorded as a dead letter",
+                          events[0][0], type(events[0][1]).__qualname__, type(exc).__name__)
+                cur.execute("INSERT INTO projection_dead_letters (name, position, event, error) VALUES (?, ?, ?, ?) "
+                            "ON CONFLICT (name, position) DO NOTHING",
+                            (NAME, events[0][0], type(events[0][1]).__qualname__, f"{type(exc).__name__}: {exc}"[:500]))
+                track(cur, NAME, events[0][0])
+        done.append(events[0])
+    return done
+
+
+def rebuild(app: Application, views: SqlDb) -> int:
+    """Empty the tables and apply the whole log again (what `audit verify` and the tests compare)."""
+    ensure(views)
+    with views.transaction() as cur:
+        _locked_position(cur, views.postgres)
+        for table in TABLES:
+            cur.execute(f"DELETE FROM {table}")
+        track(cur, NAME, 0)
+        cur.execute("DELETE FROM projection_dead_letters WHERE name = ?", (NAME,))
+    return catch_up(app, views)
+
+
+def dump(views: SqlDb) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table, sorted: two indexes hold the same facts when their dumps are equal."""
+    ensure(views)
+    return {table: sorted(tuple(r) for r in views.query(f"SELECT * FROM {table}")) for table in TABLES}
+
