@@ -1,11 +1,13 @@
 """Python: what `import module` exposes.
 
 Exported: top-level `def`/`async def`/`class`, `type` aliases and assignments, including those nested in
-top-level `if`/`try`/`with` blocks, whose names do not start with `_`; when the module assigns a literal
-`__all__`, exactly the names listed there (names it only imports become kind "other" with the import as
-signature). Members of a class: its methods whose names do not start with `_` plus dunder methods
-(`__init__` as "constructor", `@property` as "property"), public class attributes ("field") and public
-nested classes. Docs are docstrings. Imports: `import a.b`, `from .x import y` (relative when dotted).
+top-level `if`/`try`/`with` blocks, whose names do not start with `_`; when the module assigns `__all__` as
+literal lists/tuples of strings (`=`, `+=`, `+`), exactly the names listed there that the module defines or
+imports (imported ones become kind "other" with the import as signature). An `__all__` computed at run time
+(a comprehension, a name) is ignored. Members of a class: its methods whose names do not start with `_`
+plus dunder methods (`__init__` as "constructor", `@property` as "property"), public class attributes
+("field") and public nested classes. Docs are docstrings. Imports: `import a.b`, `from .x import y`
+(relative when dotted).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def _assignment_names(src: Source, assign: Node) -> list[str]:
         return names
     if left.type == "identifier":
         names.append(src.text(left))
-    elif left.type in ("pattern_list", "tuple_pattern"):
+    elif left.type in ("pattern_list", "tuple_pattern", "list_pattern"):
         names += [src.text(c) for c in left.named_children if c.type == "identifier"]
     if right is not None and right.type == "assignment":  # a = b = 1
         names += _assignment_names(src, right)
@@ -129,20 +131,43 @@ def _nested_statements(node: Node) -> list[Node]:
     return out
 
 
+def _literal_names(src: Source, node: Node | None) -> list[str] | None:
+    """Strings of a literal list/tuple, or of `+` concatenations of them; None when not static."""
+    if node is None:
+        return None
+    if node.type in ("list", "tuple", "expression_list"):
+        names = []
+        for item in node.named_children:
+            if item.type == "comment":
+                continue
+            if item.type != "string" or any(c.type == "interpolation" for c in item.named_children):
+                return None
+            names.append("".join(src.text(c) for c in item.named_children if c.type == "string_content"))
+        return names
+    if node.type == "parenthesized_expression" and node.named_child_count == 1:
+        return _literal_names(src, node.named_children[0])
+    if node.type == "binary_operator" and src.text(node.child_by_field_name("operator")) == "+":
+        left = _literal_names(src, node.child_by_field_name("left"))
+        right = _literal_names(src, node.child_by_field_name("right"))
+        return None if left is None or right is None else left + right
+    return None
+
+
+_DYNAMIC: list[str] = ["<dynamic>"]  # marks an __all__ that cannot be read statically
+
+
 def _all_names(src: Source, stmt: Node) -> list[str] | None:
+    """The names an `__all__ = …` / `__all__ += …` statement lists; _DYNAMIC when they are computed."""
     if stmt.type != "expression_statement" or stmt.named_child_count != 1:
         return None
     node = stmt.named_children[0]
     if node.type not in ("assignment", "augmented_assignment"):
         return None
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if left is None or src.text(left) != "__all__" or right is None or right.type not in ("list", "tuple"):
+    left = node.child_by_field_name("left")
+    if left is None or src.text(left) != "__all__":
         return None
-    names = []
-    for item in right.named_children:
-        if item.type == "string":
-            names.append("".join(src.text(c) for c in item.named_children if c.type == "string_content"))
-    return names
+    names = _literal_names(src, node.child_by_field_name("right"))
+    return _DYNAMIC if names is None else names
 
 
 def _imports(src: Source, stmt: Node) -> list[Import]:
@@ -179,7 +204,9 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     seen: set[str] = set()
     declared_all: list[str] | None = None
     imported: dict[str, Import] = {}
-    pending = list(root.named_children)
+    pending = []
+    for stmt in root.named_children:  # a top-level ERROR node (tree-sitter gave up on a span) still holds statements
+        pending.extend(stmt.named_children if stmt.type == "ERROR" else [stmt])
     while pending:
         stmt = pending.pop(0)
         if stmt.type in _BLOCKS:
@@ -193,13 +220,18 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             continue
         names = _all_names(src, stmt)
         if names is not None:
-            declared_all = (declared_all or []) + names if stmt.named_children[0].type != "assignment" else names
+            if names is _DYNAMIC or declared_all is _DYNAMIC:
+                declared_all = _DYNAMIC
+            elif stmt.named_children[0].type == "assignment":
+                declared_all = names
+            else:
+                declared_all = (declared_all or []) + names
             continue
         for item in _definitions(src, stmt, member=False):
             if item.name not in seen:
                 seen.add(item.name)
                 exports.append(item)
-    if declared_all is None:
+    if declared_all is None or declared_all is _DYNAMIC:  # no __all__, or one computed at run time
         return [e for e in exports if _public(e.name)], imports
     by_name = {e.name: e for e in exports}
     chosen: list[Export] = []

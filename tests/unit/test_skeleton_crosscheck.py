@@ -109,21 +109,54 @@ def _ast_members(cls: ast.ClassDef) -> list[str]:
     return sorted(n for n in names if _member_visible(n))
 
 
-def _all(stmts: list[ast.stmt]) -> list[str] | None:
-    found: list[str] | None = None
+def _literal(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.List | ast.Tuple):
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return [e.value for e in node.elts]  # type: ignore[attr-defined]
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left), _literal(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+DYNAMIC = object()
+
+
+def _all(stmts: list[ast.stmt], found: Any = None) -> Any:
+    """The literal __all__ (list), DYNAMIC when any assignment to it is computed, None when there is none."""
     for st in stmts:
-        value = None
         if isinstance(st, ast.Assign) and any(_targets(t) == ["__all__"] for t in st.targets):
-            value, found = st.value, []
+            names = _literal(st.value)
+            found = DYNAMIC if names is None or found is DYNAMIC else names
         elif isinstance(st, ast.AugAssign) and _targets(st.target) == ["__all__"]:
-            value = st.value
-        if isinstance(value, ast.List | ast.Tuple):
-            found = (found or []) + [e.value for e in value.elts if isinstance(e, ast.Constant)]
-        elif isinstance(st, ast.If | ast.Try | ast.With):
-            nested = _all(st.body)
-            if nested is not None:
-                found = nested
+            names = _literal(st.value)
+            found = DYNAMIC if names is None or found is DYNAMIC else (found or []) + names
+        elif isinstance(st, ast.If | ast.With):
+            found = _all(st.body, found)
+            found = _all(getattr(st, "orelse", []), found)
+        elif isinstance(st, ast.Try):
+            found = _all(st.body, found)
+            for h in st.handlers:
+                found = _all(h.body, found)
+            found = _all(st.finalbody, _all(st.orelse, found))
     return found
+
+
+def _top_level_imports(stmts: list[ast.stmt]) -> set[str]:
+    names: set[str] = set()
+    for st in stmts:
+        if isinstance(st, ast.ImportFrom):
+            names |= {a.name for a in st.names}
+        elif isinstance(st, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in st.names}
+        elif isinstance(st, ast.If | ast.With):
+            names |= _top_level_imports(st.body) | _top_level_imports(getattr(st, "orelse", []))
+        elif isinstance(st, ast.Try):
+            names |= _top_level_imports(st.body) | _top_level_imports(st.orelse) | _top_level_imports(st.finalbody)
+            for h in st.handlers:
+                names |= _top_level_imports(h.body)
+    return names
 
 
 def python_ast_exports(path: Path) -> dict[str, Any]:
@@ -131,15 +164,12 @@ def python_ast_exports(path: Path) -> dict[str, Any]:
     defined: dict[str, ast.stmt] = {}
     for name, st in _defined(tree.body):
         defined.setdefault(name, st)
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            imported |= {a.name for a in node.names}
-        elif isinstance(node, ast.Import):
-            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    imported = _top_level_imports(tree.body)
     listed = _all(tree.body)
-    names = [n for n in dict.fromkeys(listed) if n in defined or n in imported] if listed is not None else [
-        n for n in defined if _public(n)]
+    if listed is None or listed is DYNAMIC:
+        names = [n for n in defined if _public(n)]
+    else:
+        names = [n for n in dict.fromkeys(listed) if n in defined or n in imported]
     out: dict[str, Any] = {}
     for n in names:
         st = defined.get(n)
@@ -148,16 +178,23 @@ def python_ast_exports(path: Path) -> dict[str, Any]:
 
 
 def _python_files() -> list[tuple[Path, str]]:
+    import asyncio
+    import concurrent.futures
     import email
+    import importlib
     import json as json_mod
 
     import pathspec
     import rich
 
     files: list[tuple[Path, str]] = []
-    for mod in (pathspec, json_mod, email):
+    for mod in (pathspec, json_mod, email, asyncio, concurrent.futures, importlib):
         base = Path(mod.__file__).parent
         files += [(base, p.relative_to(base).as_posix()) for p in sorted(base.rglob("*.py"))]
+    stdlib = Path(json_mod.__file__).parent.parent  # modules with computed or concatenated __all__
+    for name in ("__future__.py", "base64.py", "tempfile.py", "typing.py", "dis.py", "hashlib.py", "tarfile.py"):
+        if (stdlib / name).exists():
+            files.append((stdlib, name))
     rich_base = Path(rich.__file__).parent
     for name in ("console.py", "table.py", "text.py", "style.py", "progress.py", "panel.py", "syntax.py",
                  "markdown.py", "logging.py", "__init__.py"):
