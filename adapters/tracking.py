@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+import uuid
 
 from adapters.sql import Cursor, SqlDb
 
@@ -41,7 +42,7 @@ class Leases:
         now = time.time()
         with self.db.transaction() as cur:
             row = cur.execute("SELECT owner, expires_at FROM projection_leases WHERE name = ?", (name,)).fetchone()
-            if row is not None and row[0] != self.owner and row[1] > now and _alive(row[0]):
+            if row is not None and row[0] != self.owner and row[1] > now and alive(row[0]):
                 return False
             cur.execute("INSERT INTO projection_leases (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) "
                         "DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at",
@@ -57,7 +58,11 @@ def default_owner(tag: object) -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{id(tag)}"
 
 
-def _alive(owner: str) -> bool:
+# This process, as a claim's owner: host and pid tell whether the owner still lives (see `alive`).
+PROCESS_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def alive(owner: str) -> bool:
     """A lease held by a dead process on this host is free at once (a killed worker restarts at once)."""
     host, _, rest = owner.partition(":")
     pid = rest.partition(":")[0]

@@ -52,6 +52,14 @@ class Issue(Aggregate):
         self.mirrored_labels: list[str] = []
         self.comments: dict[str, int] = {}
         self.closed = False
+        self.opening_owner: str | None = None
+        self.opening_until = 0.0
+
+    @event("OpeningClaimed")
+    def claim_opening(self, owner: str, until: float) -> None:
+        """One publish at a time opens the forge issue: racing processes serialise on this event (the
+        aggregate's version), and the others wait for `Opened` or take over a claim whose owner died."""
+        self.opening_owner, self.opening_until = owner, until
 
     @event("Opened")
     def open(self, number: int, url: str, task_id: str) -> None:

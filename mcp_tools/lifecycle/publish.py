@@ -8,6 +8,7 @@ hash on chain), so a retry after a crash at any point resumes without a second i
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated
 
 from pydantic import Field
@@ -16,6 +17,7 @@ from adapters.event_store import Change
 from adapters.files import inside
 from adapters.local_forge import check_repo
 from adapters.offline_writer import count_tasks
+from adapters.tracking import PROCESS_OWNER, alive
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error, present
@@ -105,7 +107,38 @@ def _metadata(issue: Issue) -> IssueMetadata:
     )
 
 
+OPENING_CLAIM_S = 30.0
+
+
+def _take_turn_to_open(s: Services, issue: Issue) -> Issue:
+    """Claim the right to open the forge issue before touching the forge, so racing publishes of one
+    issue_hash open one issue: the claim is an event, the losers of the race wait for `Opened` (or take
+    over a claim whose owner died or let it expire)."""
+    give_up = time.monotonic() + 2 * OPENING_CLAIM_S
+    while True:
+        issue = present(s.store.update(Issue, issue.id, _claim_opening), "the Issue")
+        if issue.number is not None or issue.opening_owner == PROCESS_OWNER:
+            return issue
+        if time.monotonic() > give_up:
+            raise Code3Error(Code.PRECONDITION, "another publish of this issue is still opening it on the forge",
+                             "retry in a minute: the same call resumes it")
+        time.sleep(0.05)
+
+
+def _claim_opening(current: Issue | None) -> Issue | None:
+    """Claim the opening unless the issue is open or a live claim (this process's included) holds it."""
+    current, now = present(current, "the Issue"), time.time()
+    held = current.opening_owner is not None and current.opening_until > now
+    if current.number is not None or (held and (current.opening_owner == PROCESS_OWNER
+                                                or alive(current.opening_owner or ""))):
+        return None
+    current.claim_opening(owner=PROCESS_OWNER, until=now + OPENING_CLAIM_S)
+    return current
+
+
 def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
+    if issue.number is None:
+        issue = _take_turn_to_open(s, issue)
     if issue.number is None:
         found = s.forge.find_issue(issue.repo, issue.issue_hash)
         if found is None:

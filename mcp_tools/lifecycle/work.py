@@ -199,6 +199,8 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     if owner not in (None, bounty_id):
         raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{pr_url} was already submitted for bounty {owner}",
                          "a pull request settles one bounty: open another one for this bounty")
-    receipt = raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
-    record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
-    return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": receipt.tx_hash}
+    raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
+    bounty, _ = record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
+    # the transaction that recorded the submission: the same for racing submitters (a repeat is a no-op on chain)
+    tx_hash = present(bounty.submission_of(s.signer.address), "the recorded submission")["tx_hash"]
+    return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": tx_hash}
