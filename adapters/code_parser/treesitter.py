@@ -117,13 +117,14 @@ class TreeSitterCodeParser:
         files: list[FileSkeleton] = []
         for cand in listing.files:
             entry = entries[cand.rel]
-            if isinstance(entry.raw, str):
-                skipped[entry.raw] += 1
+            if isinstance(entry.skeleton, str):
+                skipped[entry.skeleton] += 1
                 continue
-            if entry.resolved is None or entry.listing != fingerprint:
-                entry.resolved = resolve_imports(entry.raw, index)
+            if entry.listing != fingerprint:  # new, or the listing changed: resolve the imports again
+                entry.skeleton = resolve_imports(entry.skeleton, index)
                 entry.listing = fingerprint
-            files.append(entry.resolved)
+                self.cache.touch()
+            files.append(entry.skeleton)
         merged = MergedSkeleton.build(rel_target or ".", files, dict(skipped))
         self._merged[key] = (fingerprint, merged)
         self.cache.save()
