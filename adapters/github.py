@@ -193,6 +193,16 @@ class GitHubForge:
                     return self._issue_ref(repo, issue)
         return None
 
+    def list_issues(self, repo: str) -> list[IssueRef]:
+        owner, name = self._split(repo)
+
+        def fetch(page: int) -> list[Any]:
+            return self.gh.rest.issues.list_for_repo(owner, name, state="all", sort="created", direction="asc",
+                                                     per_page=PAGE_SIZE, page=page, labels=CODE3_LABEL).parsed_data
+
+        return [self._issue_ref(repo, i) for i in self._pages(f"list the issues of {repo}", fetch)
+                if not i.pull_request]
+
     def get_issue(self, repo: str, number: int) -> IssueRef:
         owner, name = self._split(repo)
         what = f"read issue {repo}#{number}"

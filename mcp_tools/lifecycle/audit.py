@@ -14,13 +14,14 @@ from adapters.sql import SqlDb
 from domain.bounty import Bounty
 from domain.errors import Code, Code3Error
 from domain.issue import Issue
+from domain.metadata import IssueMetadata
 from domain.spec import FEATURE_ID, Spec
 from mcp_tools.lifecycle.chain_record import lookup
 from mcp_tools.services import Services
 from projections import audit_log, board
 from projections.board import BountyBoard
 from projections.replay import replay_aggregates, state_of
-from projections.runner import Runner
+from projections.runner import Runner, dead_letters
 
 
 def resolve(s: Services, key: str) -> UUID:
@@ -78,10 +79,38 @@ def verify(s: Services) -> Verdict:
     if rebuilt != live_rows:
         verdict.problems.append(
             f"bounty board differs from its rebuild ({len(live_rows)} live, {len(rebuilt)} rebuilt)")
+    issues = [state for state in replayed.values() if isinstance(state, Issue)]
     for state in replayed.values():
         if isinstance(state, Bounty):
             verdict.bounties_checked += 1
-            chain = s.chain.get_bounty(state.bounty_id)
-            if chain is None or chain.comparable() != state.comparable():
-                verdict.problems.append(f"bounty {state.bounty_id} disagrees with the chain")
+            verdict.problems += _disagreements(s, state)
+    verdict.problems += _orphan_issues(s, issues)
+    verdict.problems += [f"projection {d['projection']} could not apply notification {d['position']} "
+                         f"({d['event']}: {d['error']})" for d in dead_letters(s.views)]
     return verdict
+
+
+def _disagreements(s: Services, bounty: Bounty) -> list[str]:
+    """The chain against the mirror, and every PR the chain says was submitted must lead back to its bounty
+    (or a merge webhook for it would be ignored: a stranded bounty)."""
+    chain = s.chain.get_bounty(bounty.bounty_id)
+    if chain is None:
+        return [f"bounty {bounty.bounty_id} is in the log but not on chain"]
+    problems = [] if chain.comparable() == bounty.comparable() else [
+        f"bounty {bounty.bounty_id} disagrees with the chain"]
+    return problems + [f"bounty {bounty.bounty_id} is stranded: its submitted PR {sub['pr_url']} leads to no "
+                       "bounty (run the worker or any tool on this bounty: chain sync records the lookup)"
+                       for sub in chain.submissions.values() if lookup(s, "pr", sub["pr_url"]) is None]
+
+
+def _orphan_issues(s: Services, issues: list[Issue]) -> list[str]:
+    """Bounty issues on the forge that no publish of the log owns (a second issue of a raced publish)."""
+    owned = {(i.repo, i.number) for i in issues if i.number is not None}
+    problems = []
+    for repo in sorted({i.repo for i in issues}):
+        for found in s.forge.list_issues(repo):
+            meta = IssueMetadata.from_body(found.body)
+            if meta is not None and (repo, found.number) not in owned:
+                problems.append(f"issue {repo}#{found.number} carries code3 metadata but no publish owns it "
+                                f"(issue_hash {meta.issue_hash[:12]}…): an orphan")
+    return problems

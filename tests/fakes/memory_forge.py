@@ -52,6 +52,9 @@ class MemoryForge:
     def find_issue(self, repo: str, marker: str) -> IssueRef | None:
         return next((i for (r, _), i in sorted(self.state.issues.items()) if r == repo and marker in i.body), None)
 
+    def list_issues(self, repo: str) -> list[IssueRef]:
+        return [i for (r, _), i in sorted(self.state.issues.items()) if r == repo]
+
     def get_issue(self, repo: str, number: int) -> IssueRef:
         if (repo, number) not in self.state.issues:
             raise Code3Error(Code.NOT_FOUND, f"no issue {repo}#{number}", "check the issue number")
