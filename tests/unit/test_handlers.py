@@ -12,7 +12,7 @@ from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
 from domain.spec import Spec
-from mcp_tools.lifecycle import publish, settle, specs, work
+from mcp_tools.lifecycle import audit, publish, settle, specs, work
 from mcp_tools.lifecycle.chain_record import lookup, require_bounty
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from projections.board import BountyBoard
@@ -188,3 +188,19 @@ def test_a_merge_replayed_under_new_delivery_ids_records_nothing_more(w: MemoryW
         again = settle.mark_merged(w["alice"], pr.url, delivery_id=delivery)
         assert again["duplicate"] and again["cooling_until"] == first["cooling_until"]
     assert w.store.recorder.max_notification_id() == length
+
+
+def test_audit_verify_reports_a_stranded_submission_until_a_sync_heals_it(w: MemoryWorld) -> None:
+    bounty_id, pr = _accepted_with_pr(w)
+    w.ledger.submit_pr(w["bob"].signer, bounty_id, pr.url, pr.head_sha)  # recorded nowhere: the process died
+    assert any("stranded" in p for p in audit.verify(w["alice"]).problems)
+    require_bounty(w["alice"], bounty_id)
+    assert audit.verify(w["alice"]).ok
+
+
+def test_audit_verify_reports_a_forge_issue_with_code3_metadata_that_no_publish_owns(w: MemoryWorld) -> None:
+    _published(w)
+    body = next(iter(w.forge_state.issues.values())).body
+    w["alice"].forge.create_issue(REPO, "[code3] a second issue of a raced publish", body, ["code3"], [])
+    problems = audit.verify(w["alice"]).problems
+    assert len(problems) == 1 and "orphan" in problems[0]
