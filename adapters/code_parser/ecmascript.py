@@ -247,8 +247,11 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
             if req is not None:
                 source = req.child_by_field_name("source") or req.named_children[-1]
             spec = _string(src, source)
+            names = _import_names(src, stmt)
+            if req is not None:  # import x = require("m")
+                names = [src.text(c) for c in req.named_children if c.type == "identifier"][:1]
             if spec:
-                imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=_import_names(src, stmt)))
+                imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=names))
         elif t == "export_statement":
             _export_statement(src, stmt, exports, imports, clauses)
             decl = stmt.child_by_field_name("declaration")

@@ -12,8 +12,9 @@ class CodeParser(Protocol):
     """Builds skeletons. Paths are project-relative posix strings; `root` is the project root.
 
     Implementations never raise on bad source: syntax errors land in `FileSkeleton.parse_errors`.
-    They raise FileNotFoundError for a path that does not exist and ValueError for one outside the root
-    or of an unsupported language (parse_file only).
+    They raise FileNotFoundError for a path that does not exist and ValueError for one outside the root;
+    parse_file also raises ValueError for an unsupported language or a file over the size limit (a scan
+    skips and counts those instead, in `MergedSkeleton.skipped`).
     """
 
     def parse_file(self, root: str | os.PathLike[str], rel_path: str) -> FileSkeleton: ...

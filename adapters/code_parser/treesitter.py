@@ -52,9 +52,10 @@ class TreeSitterCodeParser:
     """`CodeParser` on tree-sitter grammar wheels.
 
     workers: parallelism of cold scans (default: CPU count); `executor="thread"` (default) or "process".
-    Threads win: tree-sitter releases the GIL while it parses, which is most of the work, and a process pool
-    pays for forking and for pickling skeletons back (measured on Go's source tree, 2 CPUs: 1 thread 601
-    files/s, 2 threads 694 files/s, 2 processes 417 files/s).
+    Threads win: tree-sitter releases the GIL while it parses (py-tree-sitter calls PyEval_SaveThread), which
+    is most of the work (~75 % of a cold scan), while a process pool pays for forking and for pickling
+    skeletons back (measured on Go's source tree, on a 2-CPU machine: 1 thread 601 files/s, 2 threads 694
+    files/s, 2 processes 417 files/s).
     cache: a SkeletonCache (in memory by default; pass SkeletonCache(path) to keep it on disk).
     """
 
@@ -84,6 +85,8 @@ class TreeSitterCodeParser:
         grammar = grammar_for(rel)
         if grammar is None:
             raise ValueError(f"unsupported language: {rel_path}")
+        if os.path.getsize(full) > self.max_bytes:
+            raise ValueError(f"file larger than {self.max_bytes} bytes: {rel_path}")
         with open(full, "rb") as fh:
             data = fh.read()
         return resolve_imports(skeleton_of(rel, grammar, data), ProjectIndex(root))

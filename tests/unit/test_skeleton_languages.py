@@ -366,3 +366,17 @@ def test_every_supported_language_has_a_fixture() -> None:
 
     assert len(SUPPORTED) == 23
     assert {p.name for p in FIXTURES.iterdir() if p.is_dir()} >= set(SUPPORTED)
+
+
+def test_typescript_import_and_export_forms(parser: TreeSitterCodeParser) -> None:
+    sk = parser.parse_source("a.ts", b'import fs = require("fs");\nimport type { A } from "./a";\n'
+                                     b'export import B = N.B;\nexport type { T } from "./t";\nexport = fs;\n'
+                                     b'export * as ns from "./n";\n')
+    assert sk.parse_errors == []
+    assert [(i.specifier, i.names) for i in sk.imports] == [("fs", ["fs"]), ("./a", ["A"]), ("./t", ["T"]),
+                                                           ("./n", ["*"])]
+    assert shape(sk.exports) == {"B": "other", "T": "other", "export=": "other", "ns": "namespace"}
+    cjs = parser.parse_source("c.ts", b"module.exports = { a };\nexports.b = 1;\n")
+    assert cjs.exports == []  # TypeScript does not read CommonJS assignments as exports; JavaScript does
+    assert shape(parser.parse_source("c.js", b"module.exports = { a };\nexports.b = 1;\n").exports) == {
+        "a": "variable", "b": "variable"}

@@ -96,6 +96,9 @@ def test_parse_file_refusals(tmp_path: Path) -> None:
         parser.parse_file(tmp_path, "../outside.py")
     with pytest.raises(ValueError):
         parser.parse_file(tmp_path, "notes.txt")
+    write(tmp_path, "big.py", "X = 1\n" * 100)
+    with pytest.raises(ValueError, match="larger than"):
+        TreeSitterCodeParser(max_bytes=100).parse_file(tmp_path, "big.py")
     with pytest.raises(FileNotFoundError):
         parser.scan(tmp_path, "nope")
 
