@@ -79,6 +79,8 @@ def publish_issue_with_metadata(
         issue_hash=key, repo=repo, feature_id=feature_id, spec_path=spec_path, spec_digest=sha256_hex(spec_text),
         amount=amount, asset=asset, network=network, labels=wanted_labels, assignees=list(assignees or []),
         effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None)), "the publish's Issue")
+    if issue.bounty_id is None:
+        issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
     issue = _open_issue(s, issue, spec_text)
     issue = _create_bounty(s, issue)
     issue = _write_back(s, issue)
@@ -110,26 +112,26 @@ def _metadata(issue: Issue) -> IssueMetadata:
 OPENING_CLAIM_S = 30.0
 
 
-def _take_turn_to_open(s: Services, issue: Issue) -> Issue:
-    """Claim the right to open the forge issue before touching the forge, so racing publishes of one
-    issue_hash open one issue: the claim is an event, the losers of the race wait for `Opened` (or take
-    over a claim whose owner died or let it expire)."""
+def _take_turn(s: Services, issue: Issue) -> Issue:
+    """Claim the right to open the forge issue and create the bounty before touching the forge or the
+    chain, so racing publishes of one issue_hash make one issue and one bounty: the claim is an event, the
+    losers of the race wait for `BountyLinked` (or take over a claim whose owner died or let it expire)."""
     give_up = time.monotonic() + 2 * OPENING_CLAIM_S
     while True:
         issue = present(s.store.update(Issue, issue.id, _claim_opening), "the Issue")
-        if issue.number is not None or issue.opening_owner == PROCESS_OWNER:
+        if issue.bounty_id is not None or issue.opening_owner == PROCESS_OWNER:
             return issue
         if time.monotonic() > give_up:
-            raise Code3Error(Code.PRECONDITION, "another publish of this issue is still opening it on the forge",
+            raise Code3Error(Code.PRECONDITION, "another publish of this issue is still opening it",
                              "retry in a minute: the same call resumes it")
         time.sleep(0.05)
 
 
 def _claim_opening(current: Issue | None) -> Issue | None:
-    """Claim the opening unless the issue is open or a live claim (this process's included) holds it."""
+    """Claim the turn unless the bounty is linked or a live claim (this process's included) holds it."""
     current, now = present(current, "the Issue"), time.time()
     held = current.opening_owner is not None and current.opening_until > now
-    if current.number is not None or (held and (current.opening_owner == PROCESS_OWNER
+    if current.bounty_id is not None or (held and (current.opening_owner == PROCESS_OWNER
                                                 or alive(current.opening_owner or ""))):
         return None
     current.claim_opening(owner=PROCESS_OWNER, until=now + OPENING_CLAIM_S)
@@ -137,8 +139,6 @@ def _claim_opening(current: Issue | None) -> Issue | None:
 
 
 def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
-    if issue.number is None:
-        issue = _take_turn_to_open(s, issue)
     if issue.number is None:
         found = s.forge.find_issue(issue.repo, issue.issue_hash)
         if found is None:
