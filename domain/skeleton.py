@@ -115,7 +115,9 @@ class Import(_Model):
 
     specifier: str
     relative: bool = False
-    resolved: str | None = None  # project-relative posix path, when the target is inside the project
+    # project-relative posix path of the imported file when it is inside the project; for imports that name a
+    # package rather than a file (Go packages, Java `pkg.*`) the package's directory
+    resolved: str | None = None
     names: list[str] = Field(default_factory=list)
     line: int | None = None
 
