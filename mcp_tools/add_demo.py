@@ -6,6 +6,7 @@ JavaScript writes them) and takes only JSON numbers: no string or boolean is coe
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, TypedDict
 
 from pydantic import Field, Strict
@@ -19,11 +20,12 @@ Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]  # a JSON number
 class AddResult(TypedDict):
     a: float
     b: float
-    sum: float
+    sum: float | None  # null when the sum is not a finite number (JSON has no Infinity; the text says it)
 
 
 def _text(result: AddResult) -> str:
-    return f"The sum of {js_number(result['a'])} + {js_number(result['b'])} = {js_number(result['sum'])}"
+    total = result["a"] + result["b"]  # Infinity when it overflows, as JavaScript writes it
+    return f"The sum of {js_number(result['a'])} + {js_number(result['b'])} = {js_number(total)}"
 
 
 @tool("add", profiles=("client-local", "client-remote", "server"), read_only=True, open_world=False,
@@ -31,4 +33,5 @@ def _text(result: AddResult) -> str:
 def add(a: Annotated[Number, Field(description="first number")],
         b: Annotated[Number, Field(description="second number")]) -> AddResult:
     """Add two numbers together and return the result"""
-    return {"a": a, "b": b, "sum": a + b}
+    total = a + b
+    return {"a": a, "b": b, "sum": total if math.isfinite(total) else None}
