@@ -191,6 +191,13 @@ def cmd_bounty(args: argparse.Namespace) -> int:
         s.close()
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from code3.init import init_project, report
+
+    print(report(init_project(_settings(args), funds=args.fund, repo=args.repo)))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from code3.demo import run_demo
 
@@ -270,6 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["cancel"], help="cancel: refund an unmerged bounty, or dispute a cooling one")
     p.add_argument("bounty_id")
     p.set_defaults(func=cmd_bounty)
+
+    p = common(sub.add_parser("init", help="make this git repository a Code3 project: state, identity, forge "
+                                           "repository, faucet funds, .mcp.json and the `claude mcp add` line"))
+    p.add_argument("--repo", help="owner/repo on the forge (default: from the git remote origin, else "
+                                  "<identity>/<directory>)")
+    p.add_argument("--fund", type=int, default=10_000_000,
+                   help="embedded ledger: top the identity's balance up to this many smallest units (default: 10 USDT)")
+    p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("demo", help="run a whole bounty lifecycle on a throw-away embedded project")
     p.add_argument("--keep", action="store_true", help="keep the demo project directory and print its path")

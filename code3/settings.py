@@ -32,6 +32,9 @@ VARIABLES = {
     "CODE3_COOLING_PERIOD": "seconds between merge and claim on a new local ledger "
                             f"(default: {DEFAULT_COOLING_PERIOD})",
     "CODE3_ASSET": "default asset symbol (default: USDT)",
+    "SPEC_KIT_TEMPLATES_DIR": "directory of your own spec-kit templates (spec-template.md, plan-template.md, "
+                              "tasks-template.md; e.g. a project's .specify/templates) for spec_mcp.specify/plan/tasks "
+                              "(default: Code3's built-in templates with spec-kit's sections)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
     "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
                              "(default: generated once into <project>/.code3/webhook_secret)",
@@ -59,6 +62,7 @@ class Settings:
     aptos_network: str = "testnet"
     aptos_module_address: str | None = None
     aptos_asset_metadata: str | None = None
+    spec_kit_templates_dir: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -97,6 +101,7 @@ class Settings:
             "aptos_network": e.get("CODE3_APTOS_NETWORK") or "testnet",
             "aptos_module_address": e.get("CODE3_APTOS_MODULE_ADDRESS") or None,
             "aptos_asset_metadata": e.get("CODE3_APTOS_ASSET_METADATA") or None,
+            "spec_kit_templates_dir": Path(e["SPEC_KIT_TEMPLATES_DIR"]) if e.get("SPEC_KIT_TEMPLATES_DIR") else None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
-from adapters.ports import Chain, Forge
+from adapters.ports import Chain, Forge, Signer
 from adapters.sql import open_db
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
@@ -64,14 +65,44 @@ def forge(settings: Settings, actor: str) -> Forge:
     raise Code3Error(Code.VALIDATION, f"unknown CODE3_FORGE={settings.forge!r}", f"use one of {', '.join(FORGES)}")
 
 
+class LazySigner:
+    """The acting identity, loaded the first time a tool signs: the local tools (specify, plan, tasks)
+    need no key. On the embedded default a missing key is created then, and stderr says so."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.name = settings.identity
+        self._settings = settings
+        self._signer: Signer | None = None
+
+    def load(self) -> Signer:
+        if self._signer is None:
+            keystore = Keystore(self._settings.keystore_dir)
+            if self._settings.chain == "local" and self.name not in keystore.names():
+                created = keystore.get_or_create(self.name)
+                print(f"code3: created the identity {self.name!r} ({created.address}) in {keystore.directory} "
+                      "on first use (embedded default)", file=sys.stderr, flush=True)
+            self._signer = keystore.load(self.name)
+        return self._signer
+
+    @property
+    def address(self) -> str:
+        return self.load().address
+
+    @property
+    def private_key_hex(self) -> str:
+        return self.load().private_key_hex
+
+    def __repr__(self) -> str:
+        return f"LazySigner(name={self.name!r}, loaded={self._signer is not None})"
+
+
 def build_services(settings: Settings) -> Services:
-    signer = Keystore(settings.keystore_dir).load(settings.identity)
     return Services(
         store=open_store(settings.project, settings.database_url),
-        forge=forge(settings, signer.name),
+        forge=forge(settings, settings.identity),
         chain=chain(settings),
-        signer=signer,
-        writer=OfflineWriter(),
+        signer=LazySigner(settings),  # type: ignore[arg-type]  (a Signer by duck typing, loaded on first use)
+        writer=OfflineWriter(settings.spec_kit_templates_dir),
         project=settings.project,
         workspace=settings.workspace_dir,
         views=open_db(settings.project, settings.database_url),

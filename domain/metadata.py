@@ -13,9 +13,14 @@ _BLOCK = re.compile(r"```" + FENCE_LANG + r"\s*\n(.*?)\n```", re.DOTALL)
 
 
 class BountyMeta(BaseModel):
+    """`network` is the name publish was given (the seed's `testnet` is accepted by the embedded ledger);
+    `chain` says which ledger really holds the escrow (`code3-local`: the embedded ledger, no real
+    money; `aptos`), so nobody mistakes a local bounty for an Aptos one. Older readers ignore it."""
+
     model_config = ConfigDict(extra="ignore")
 
     network: str
+    chain: str | None = None
     asset: str
     amount: str
     bounty_id: str | None = None

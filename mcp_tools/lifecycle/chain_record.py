@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -24,12 +25,28 @@ HINTS: dict[Abort, str] = {
     Abort.COOLING: "wait until cooling_until, then claim again",
     Abort.NOT_ACCEPTED: "accept the task first (server_mcp.accept_task)",
     Abort.ISSUE_HASH_EXISTS: "re-run publish with the same arguments to resume it",
-    Abort.INSUFFICIENT_BALANCE: "fund the sponsor's account (`code3 account fund NAME --amount N`)",
+    Abort.INSUFFICIENT_BALANCE: "fund the sponsor's account (`code3 account fund NAME --amount N` on the "
+                                "embedded ledger), then retry",
     Abort.INVALID_AMOUNT: "pass a positive integer amount in the asset's smallest unit",
     Abort.PR_NOT_SUBMITTED: "the PR must have been submitted on chain (server_mcp.submit_pr) before it merges",
     Abort.SPONSOR_CANNOT_ACCEPT: "accept with a worker identity, not the sponsor's",
     Abort.PR_ALREADY_SUBMITTED: "a worker submits one PR per bounty; reuse the PR already submitted",
 }
+
+
+READ_HINT = ("the chain node did not answer a read (no transaction was sent): retry in a moment; check the "
+             "node's URL (CODE3_APTOS_NODE_URL) and that the network is reachable")
+
+
+@contextmanager
+def chain_read() -> Iterator[None]:
+    """A read of the chain that fails answers E_CHAIN_TX_FAILED with a hint about reads, not transactions."""
+    try:
+        yield
+    except Code3Error as exc:
+        if exc.code is not Code.CHAIN_TX_FAILED:
+            raise
+        raise Code3Error(exc.code, exc.message, READ_HINT) from None
 
 
 def raise_for(receipt: Receipt, context: str = "") -> Receipt:
@@ -42,6 +59,8 @@ def raise_for(receipt: Receipt, context: str = "") -> Receipt:
         raise Code3Error(Code.CHAIN_TX_FAILED, f"transaction {receipt.tx_hash} failed: {receipt.vm_status}",
                          "check the bounty's state and the account's balance, then retry") from None
     code, message = ABORT_CODES[abort]
+    if abort is Abort.INSUFFICIENT_BALANCE:
+        code = Code.CHAIN_TX_FAILED  # seed 001: E_CHAIN_TX_FAILED, "重试/检查 Gas/余额/网络"
     hint = HINTS[abort]
     if context:
         hint = f"{hint} ({context})"
@@ -55,7 +74,8 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
     Called after each transaction and before each decision, so events of a transaction whose
     recording was lost (a crash, another machine) are recorded exactly once, by whoever looks next.
     """
-    events = s.chain.bounty_events(bounty_id)
+    with chain_read():
+        events = s.chain.bounty_events(bounty_id)
     if not events:
         return None
     return s.store.update_all(_follow(bounty_id, events, known, then, new=False), *pr_lookups(bounty_id, events))[0]
@@ -73,7 +93,8 @@ def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
                   then: Callable[[Bounty], bool] | None = None, new: bool = False) -> Change[Bounty] | None:
     """The sync as part of a unit of work; `then` may record one more event on the synced bounty;
     `new` when the bounty was just created on chain (most likely not recorded yet)."""
-    events = s.chain.bounty_events(bounty_id)
+    with chain_read():
+        events = s.chain.bounty_events(bounty_id)
     return _follow(bounty_id, events, known, then, new) if events else None
 
 
@@ -97,7 +118,8 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
     The label is set on the forge first, once, from the state the chain's events lead to (the forge
     write is idempotent); the unit of work itself is pure, so a conflict retry repeats no I/O.
     """
-    events = s.chain.bounty_events(bounty_id)
+    with chain_read():
+        events = s.chain.bounty_events(bounty_id)
     if not events:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
     issue = issue or s.store.get(Issue, Issue.create_id(str(events[0].data["issue_hash"])))

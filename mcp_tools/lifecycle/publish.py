@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import Field
 
 from adapters.event_store import Change
-from adapters.files import inside
+from adapters.files import inside, locked, recover
 from adapters.local_forge import check_repo
 from adapters.offline_writer import count_tasks
 from adapters.tracking import PROCESS_OWNER, alive
@@ -26,12 +26,14 @@ from domain.metadata import BountyMeta, IssueMetadata, replace_block
 from domain.spec import Spec
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PublishAnswer
-from mcp_tools.lifecycle.chain_record import bounty_change, index_change, raise_for, register, sync_bounty
+from mcp_tools.lifecycle.chain_record import bounty_change, chain_read, index_change, raise_for, register, sync_bounty
 from mcp_tools.lifecycle.specs import FeatureIdArg, check_feature_id
 from mcp_tools.services import Services
 
 AMOUNT = re.compile(r"^[1-9][0-9]{0,30}$")
 ASSET = re.compile(r"^[A-Z][A-Z0-9]{1,15}$")
+SEED_NETWORK = "testnet"  # seed 001's publish example names it
+LOCAL_CHAIN = "code3-local"  # the embedded ledger: no real money
 
 
 @tool("spec_mcp.publish_issue_with_metadata", profiles=("client-remote",))
@@ -58,12 +60,15 @@ def publish_issue_with_metadata(
     if not ASSET.match(asset):
         raise Code3Error(Code.VALIDATION, f"invalid asset {asset!r}", "use the asset's symbol, e.g. USDT")
     network = network or s.chain.network
-    if network != s.chain.network:
-        raise Code3Error(Code.VALIDATION, f"this server's chain is {s.chain.network!r}, not {network!r}",
-                         f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
+    if network not in accepted_networks(s):
+        names = " or ".join(repr(n) for n in accepted_networks(s))
+        raise Code3Error(Code.VALIDATION, f"this server's chain ({chain_name(s)}) answers to network {names}, "
+                         f"not {network!r}", f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
     if deadline_seconds is not None and deadline_seconds <= 0:
         raise Code3Error(Code.VALIDATION, f"deadline_seconds must be positive, not {deadline_seconds}",
                          "pass how many seconds the bounty stays open before it expires, or omit it")
+    with locked(s.specs_dir):
+        recover(s.specs_dir, feature_id)  # a write a crash interrupted is finished or undone before the read
     spec_file = inside(s.project, spec_path)
     if not spec_file.is_file():
         raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first")
@@ -89,6 +94,16 @@ def publish_issue_with_metadata(
             "bounty": {"bounty_id": issue.bounty_id}}
 
 
+def chain_name(s: Services) -> str:
+    """Which ledger really holds the escrow, as the issue's metadata says (`bounty.chain`)."""
+    return LOCAL_CHAIN if s.chain.network == "local" else "aptos"
+
+
+def accepted_networks(s: Services) -> tuple[str, ...]:
+    """The embedded ledger also answers to the seed's network name, so the seed's examples run verbatim."""
+    return (s.chain.network, SEED_NETWORK) if s.chain.network == "local" else (s.chain.network,)
+
+
 def _refuse_conflicting_publish(s: Services, feature_id: str, key: str) -> None:
     spec = s.store.get(Spec, Spec.create_id(feature_id))
     if spec is None or spec.published_as in (None, key):
@@ -100,11 +115,12 @@ def _refuse_conflicting_publish(s: Services, feature_id: str, key: str) -> None:
                      "reuse the existing issue and bounty; a changed spec or amount is a new feature_id")
 
 
-def _metadata(issue: Issue) -> IssueMetadata:
+def _metadata(issue: Issue, chain: str) -> IssueMetadata:
     return IssueMetadata(
         repo=issue.repo, issue_number=issue.number, issue_hash=issue.issue_hash, feature_id=issue.feature_id,
-        task_id=issue.task_id, bounty=BountyMeta(network=issue.network, asset=issue.asset, amount=issue.amount,
-                                                 bounty_id=issue.bounty_id, deadline=issue.deadline),
+        task_id=issue.task_id, bounty=BountyMeta(network=issue.network, chain=chain, asset=issue.asset,
+                                                 amount=issue.amount, bounty_id=issue.bounty_id,
+                                                 deadline=issue.deadline),
         spec_refs=[issue.spec_path], labels=issue.labels, effort=issue.effort,
     )
 
@@ -143,7 +159,7 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
         found = s.forge.find_issue(issue.repo, issue.issue_hash)
         if found is None:
             title = f"[code3] {issue.feature_id}: {_title(spec_text, issue.feature_id)}"
-            body = f"{spec_text.rstrip()}\n\n{_metadata(issue).to_block()}\n"
+            body = f"{spec_text.rstrip()}\n\n{_metadata(issue, chain_name(s)).to_block()}\n"
             found = s.forge.create_issue(issue.repo, title, body, issue.labels, issue.assignees)
         task_id = f"{issue.repo}#{found.number}"
 
@@ -166,7 +182,8 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
     if issue.bounty_id is not None:
         sync_bounty(s, issue.bounty_id)
         return issue
-    state = s.chain.find_bounty_by_issue_hash(issue.issue_hash)
+    with chain_read():
+        state = s.chain.find_bounty_by_issue_hash(issue.issue_hash)
     if state is None:
         receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
                                                   int(issue.amount)),
@@ -190,7 +207,7 @@ def _write_back(s: Services, issue: Issue) -> Issue:
     if issue.metadata_written:
         return issue
     current = s.forge.get_issue(issue.repo, present(issue.number, "the issue number"))
-    body = replace_block(current.body, _metadata(issue))
+    body = replace_block(current.body, _metadata(issue, chain_name(s)))
     if body != current.body:
         s.forge.update_issue_body(issue.repo, issue.number, body)
 
@@ -214,6 +231,6 @@ def _mark_published(spec: Spec | None, key: str) -> Spec | None:
 
 
 def _title(spec_text: str, feature_id: str) -> str:
-    match = re.search(r'^\*\*Input\*\*: "(.+)"$', spec_text, re.MULTILINE)
+    match = re.search(r'^\*\*Input\*\*: (?:User description: )?"(.+)"$', spec_text, re.MULTILINE)
     text = match.group(1) if match else feature_id
     return text if len(text) <= 80 else text[:77] + "..."

@@ -1,7 +1,9 @@
 """`spec_mcp.specify`, `spec_mcp.plan`, `spec_mcp.tasks`: the spec-kit artifacts of a feature.
 
-Files are written atomically (staged, then renamed in) before the event is saved; a file set that
-exists without its event (a crash in between) is adopted by the next run instead of duplicated.
+A feature directory is written whole (`adapters.files.replace_dir`: the complete new version staged,
+then swapped in) under a lock on `specs/`, before the event is saved; a file set that exists without
+its event (a crash in between) is adopted by the next run instead of duplicated. Several `specify`
+calls at once queue on the lock, so each gets its own number.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from typing import Annotated
 
 from pydantic import Field
 
-from adapters.files import create_dir_atomically, write_files
+from adapters.files import locked, recover, replace_dir
 from adapters.offline_writer import count_tasks
 from domain.canonical import sha256_hex
-from domain.errors import Code, Code3Error
-from domain.spec import FEATURE_ID, Spec, next_feature_id
+from domain.errors import Code, Code3Error, present
+from domain.spec import Spec, feature_number, next_number, short_name
+from domain.values import parse_feature_id
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PlanAnswer, SpecifyAnswer, TasksAnswer
 from mcp_tools.services import Services
@@ -27,10 +30,15 @@ Overwrite = Annotated[bool, Field(description="replace existing files instead of
 
 
 def check_feature_id(feature_id: str) -> str:
-    if not FEATURE_ID.match(feature_id):
-        raise Code3Error(Code.VALIDATION, f"invalid feature_id {feature_id!r}",
-                         "use NNN-slug: three digits, a dash, lower-case words joined by dashes (e.g. 001-login)")
-    return feature_id
+    return parse_feature_id(feature_id)
+
+
+def recover_all(specs_dir: Path) -> None:
+    """Finish or undo every feature-directory write a crash interrupted (call under `locked(specs_dir)`)."""
+    for hidden in specs_dir.glob(".*"):
+        for suffix in (".tmp", ".new", ".old"):
+            if hidden.name.endswith(suffix):
+                recover(specs_dir, hidden.name[1:-len(suffix)])
 
 
 def _rel(s: Services, path: Path) -> str:
@@ -45,17 +53,18 @@ def specify(s: Services, feature_description: Annotated[str, Field(description="
     description = feature_description.strip()
     if not description:
         raise Code3Error(Code.VALIDATION, "feature_description is empty", "describe the feature in a sentence or more")
-    existing = [p.name for p in s.specs_dir.iterdir()] if s.specs_dir.exists() else []
-    fid = check_feature_id(feature_id) if feature_id else next_feature_id(existing, description)
-    text = s.writer.spec(fid, description)
+    fid = check_feature_id(feature_id) if feature_id else ""
+    text = s.writer.spec(fid, description) if fid else ""  # outside the lock: a writer may take its time
+    with locked(s.specs_dir):
+        recover_all(s.specs_dir)
+        if fid:
+            if (s.specs_dir / fid).exists() and not allow_overwrite:
+                raise Code3Error(Code.EXISTS, f"specs/{fid} already exists",
+                                 "choose another feature_id or pass allow_overwrite=true")
+            replace_dir(s.specs_dir, fid, {"spec.md": text})
+        else:
+            fid, text = _create_numbered(s, description)
     directory = s.specs_dir / fid
-    if directory.exists():
-        if not allow_overwrite:
-            raise Code3Error(Code.EXISTS, f"specs/{fid} already exists",
-                             "choose another feature_id or pass allow_overwrite=true")
-        write_files(directory, {"spec.md": text})
-    else:
-        create_dir_atomically(s.specs_dir, fid, {"spec.md": text})
     digest = sha256_hex(text)
 
     def change(spec: Spec | None) -> Spec | None:
@@ -71,8 +80,35 @@ def specify(s: Services, feature_description: Annotated[str, Field(description="
             "paths": {"spec": _rel(s, directory / "spec.md"), "dir": _rel(s, directory)}}
 
 
+def _create_numbered(s: Services, description: str) -> tuple[str, str]:
+    """A new feature directory under the next free number; a number taken meanwhile by another writer
+    (one that does not take the lock) makes it try the next one."""
+    name = short_name(description)
+    used = {n for n in map(feature_number, (p.name for p in s.specs_dir.iterdir())) if n is not None}
+    while True:
+        fid = f"{next_number(used):03d}-{name}"
+        text = s.writer.spec(fid, description)
+        try:
+            replace_dir(s.specs_dir, fid, {"spec.md": text}, must_be_new=True)
+        except Code3Error as exc:
+            if exc.code is not Code.EXISTS:
+                raise
+            used.add(int(fid[:3]))
+            continue
+        return fid, text
+
+
 def _feature_dir(s: Services, feature_id: str) -> Path:
-    return s.specs_dir / check_feature_id(feature_id)
+    """The feature's directory, with any write a crash interrupted finished or undone first."""
+    check_feature_id(feature_id)
+    with locked(s.specs_dir):
+        recover(s.specs_dir, feature_id)
+    return s.specs_dir / feature_id
+
+
+def _write(s: Services, feature_id: str, files: dict[str, str]) -> None:
+    with locked(s.specs_dir):
+        replace_dir(s.specs_dir, feature_id, files)
 
 
 @tool("spec_mcp.plan", profiles=("client-local",), open_world=False)
@@ -89,12 +125,12 @@ def plan(s: Services, feature_id: FeatureIdArg,
         raise Code3Error(Code.EXISTS, f"specs/{feature_id}/plan.md already exists",
                          "pass allow_overwrite=true or remove the old plan files")
     files = s.writer.plan(feature_id, spec_md.read_text(encoding="utf-8"), tech_constraints)
-    write_files(directory, files)
+    _write(s, feature_id, files)
     digests = {name: sha256_hex(text) for name, text in files.items()}
     _ensure_spec(s, feature_id, spec_md)
 
-    def change(spec: Spec | None) -> Spec | None:
-        assert spec is not None
+    def change(current: Spec | None) -> Spec | None:
+        spec = present(current, f"the Spec of {feature_id}")  # _ensure_spec above saved it
         if spec.planned and all(spec.digests.get(k) == v for k, v in digests.items()):
             return None
         spec.plan(digests=digests, tech_constraints=tech_constraints)
@@ -125,12 +161,12 @@ def tasks(s: Services, feature_id: FeatureIdArg, allow_overwrite: Overwrite = Fa
     inputs = {p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
               for p in sorted(directory.rglob("*.md")) if p.name != "tasks.md"}
     text = s.writer.tasks(feature_id, inputs)
-    write_files(directory, {"tasks.md": text})
+    _write(s, feature_id, {"tasks.md": text})
     digest = sha256_hex(text)
     _ensure_spec(s, feature_id, directory / "spec.md")
 
-    def change(spec: Spec | None) -> Spec | None:
-        assert spec is not None
+    def change(current: Spec | None) -> Spec | None:
+        spec = present(current, f"the Spec of {feature_id}")  # _ensure_spec above saved it
         if spec.tasked and spec.digests.get("tasks.md") == digest:
             return None
         spec.task(digest=digest, task_count=count_tasks(text))

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
-from domain.contract import Status
+from domain.contract import STATUS_LABELS, Status
 from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import strip_block
@@ -59,7 +59,8 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
         raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
-    return {"success": True, "task_id": task_id, "bounty_id": bounty_id, "labels": labels}
+    # the issue's state label, as seed 001 answers (["in-progress"]); its other labels stay on the forge
+    return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS]}
 
 
 @tool("server_mcp.accept_best_task", profiles=("server",), idempotent=False)
@@ -88,7 +89,7 @@ def accept_best_task(
         return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
                 "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
     best = max(candidates)[2]
-    return {**accept_task(s, best), "selected_task_id": best, "strategy": strategy}
+    return {**accept_task(s, best), "selected_task_id": best}
 
 
 @tool("server_mcp.fork_and_prepare", profiles=("server",))
@@ -153,7 +154,7 @@ def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the
         commit_all(workdir, title)
         s.forge.push(workdir, branch)
     pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", "main", title, body)
-    return {"success": True, "pr_url": pr.url, "number": pr.number, "head_sha": pr.head_sha}
+    return {"success": True, "pr_url": pr.url, "head_sha": pr.head_sha}
 
 
 @tool("server_mcp.comment_issue", profiles=("server",), idempotent=False)
@@ -179,7 +180,7 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     if mine is not None:
         if mine["pr_url"] == pr_url:
             record(s, bounty_id, bounty)  # a retry after a crash: the lookup and the label catch up
-            return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": mine["tx_hash"]}
+            return {"success": True, "bounty_id": bounty_id, "tx_hash": mine["tx_hash"]}
         raise Code3Error(Code.IDEMPOTENT_REJECTED,
                          f"you already submitted {mine['pr_url']} for bounty {bounty_id}",
                          "a worker submits one PR per bounty; push further commits to that PR")
@@ -203,4 +204,4 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     bounty, _ = record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
     # the transaction that recorded the submission: the same for racing submitters (a repeat is a no-op on chain)
     tx_hash = present(bounty.submission_of(s.signer.address), "the recorded submission")["tx_hash"]
-    return {"success": True, "bounty_id": bounty_id, "pr_url": pr_url, "tx_hash": tx_hash}
+    return {"success": True, "bounty_id": bounty_id, "tx_hash": tx_hash}

@@ -49,7 +49,8 @@ def test_whole_lifecycle_pays_the_first_merged_prs_worker(world: World) -> None:
     task_id = f"{REPO}#{published['issue']['number']}"
     feature_id = next(p.name for p in (w.project / "specs").iterdir())
 
-    assert work.accept_task(w["bob"], task_id)["labels"] == ["code3", "in-progress"]
+    assert work.accept_task(w["bob"], task_id)["labels"] == ["in-progress"]  # the state label, as seed 001 answers
+    assert w.forge.get_issue(REPO, published["issue"]["number"]).labels == ["code3", "in-progress"]
     assert work.accept_best_task(w["carol"])["selected_task_id"] == task_id
     bob_pr = submit_work(w, "bob", published, feature_id)
     carol_pr = submit_work(w, "carol", published, feature_id)
@@ -94,7 +95,7 @@ def test_repeating_each_command_with_its_key_changes_nothing_and_answers_the_sam
     before = events_in(w)
 
     assert publish.publish_issue_with_metadata(w["alice"], **args) == first
-    assert work.accept_task(w["bob"], task_id) == {**accepted, "labels": ["code3", "paid"]}
+    assert work.accept_task(w["bob"], task_id) == {**accepted, "labels": ["paid"]}
     assert work.submit_pr(w["bob"], bounty_id, pr_url) == submitted
     repeat = settle.mark_merged(w["alice"], pr_url, delivery_id="delivery-1")
     assert repeat["duplicate"] is True and repeat["winner"] == merged["winner"]
@@ -202,7 +203,8 @@ def test_chain_events_whose_recording_was_lost_are_recorded_exactly_once(world: 
     bounty_id = published["bounty"]["bounty_id"]
     w.ledger.accept_bounty(w["bob"].signer, bounty_id)  # committed on chain; the process died before recording
     result = work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
-    assert result["labels"] == ["code3", "in-progress"]
+    assert result["labels"] == ["in-progress"]
+    assert w.forge.get_issue(REPO, published["issue"]["number"]).labels == ["code3", "in-progress"]
     bounty = w.services("carol").store.get(Bounty, Bounty.create_id(bounty_id))
     assert bounty is not None and bounty.workers == [w.address("bob")]
     assert len(bounty.seen) == len(w.ledger.bounty_events(bounty_id))

@@ -1,0 +1,149 @@
+"""`code3 init`: a git repository becomes a Code3 project an MCP client can publish bounties from.
+
+One command: the project state (`.code3/`, kept out of git), the acting identity, the repository on
+the embedded forge (named from the git remote `origin`, else `<identity>/<directory>`), faucet funds
+for the sponsor on the embedded ledger, and the MCP client configuration: a `.mcp.json` entry (other
+servers in it are kept) and the equivalent `claude mcp add …` line. Running it again changes nothing
+that is already in place (the faucet tops the balance up to the amount, it does not add it again).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from code3.settings import Settings
+from domain.errors import Code, Code3Error
+from domain.values import parse_repo
+
+SERVER_NAME = "code3"
+DEFAULT_FUNDS = 10_000_000  # 10 USDT in its smallest unit (6 decimals)
+_REMOTE = re.compile(r"(?:[:/])(?P<owner>[A-Za-z0-9][A-Za-z0-9-]{0,38})/(?P<name>[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+@dataclass(frozen=True)
+class InitResult:
+    project: Path
+    identity: str
+    address: str
+    repo: str
+    repo_url: str | None
+    balance: int | None
+    asset: str
+    mcp_json: Path
+    server: dict[str, Any]
+
+    @property
+    def claude_line(self) -> str:
+        env = " ".join(f"-e {k}={shlex.quote(v)}" for k, v in self.server["env"].items())
+        command = " ".join(shlex.quote(part) for part in [self.server["command"], *self.server["args"]])
+        return f"claude mcp add {SERVER_NAME} {env} -- {command}"
+
+
+def git_root(directory: Path) -> Path:
+    found = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=directory, capture_output=True, text=True)
+    if found.returncode != 0:
+        raise Code3Error(Code.PRECONDITION, f"{directory} is not in a git repository",
+                         "run code3 init inside your project's git repository (git init first for a new one)")
+    return Path(found.stdout.strip()).resolve()
+
+
+def repo_name(project: Path, owner: str) -> str:
+    """owner/name from the `origin` remote (GitHub-style URL), else `<owner>/<directory name>`."""
+    remote = subprocess.run(["git", "remote", "get-url", "origin"], cwd=project, capture_output=True, text=True)
+    match = _REMOTE.search(remote.stdout.strip()) if remote.returncode == 0 else None
+    if match:
+        return parse_repo(f"{match['owner']}/{match['name']}")
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.") or "project"
+    return parse_repo(f"{owner}/{name}")
+
+
+def server_entry(project: Path) -> dict[str, Any]:
+    """How an MCP client starts this installation's `code3 mcp` for the project (absolute paths)."""
+    script = Path(sys.executable).with_name("code3")
+    command, args = (str(script), ["mcp"]) if script.exists() else (sys.executable, ["-m", "code3", "mcp"])
+    return {"command": command, "args": args, "env": {"CODE3_PROJECT": str(project)}}
+
+
+def _ignore_state(project: Path) -> None:
+    """`.code3/` holds keys and the local ledger: never committed."""
+    gitignore = project / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
+    if not any(line.strip() in (".code3", ".code3/", "/.code3", "/.code3/") for line in lines):
+        prefix = "" if not lines or gitignore.read_text(encoding="utf-8").endswith("\n") else "\n"
+        with gitignore.open("a", encoding="utf-8") as fh:
+            fh.write(f"{prefix}# Code3 project state (keys, local ledger and forge)\n.code3/\n")
+
+
+def _write_mcp_json(path: Path, server: dict[str, Any]) -> None:
+    config: dict[str, Any] = {}
+    if path.exists():
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            raise Code3Error(Code.PRECONDITION, f"{path} is not valid JSON",
+                             "fix or remove it, then run code3 init again") from None
+    config.setdefault("mcpServers", {})[SERVER_NAME] = server
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def init_project(settings: Settings, funds: int = DEFAULT_FUNDS, repo: str | None = None) -> InitResult:
+    from adapters.keystore import Keystore
+    from code3.wiring import build_services, ledger, local_forge
+
+    project = git_root(settings.project)
+    if project != settings.project:
+        settings = Settings.from_env(project=project, identity=settings.identity)
+    _ignore_state(project)
+    signer = Keystore(settings.keystore_dir).get_or_create(settings.identity)
+    services = build_services(settings)  # the event store, views and adapters: the project's state
+    services.close()
+    name = parse_repo(repo) if repo else repo_name(project, settings.identity)
+    repo_url = balance = None
+    if settings.forge == "local":
+        forge = local_forge(settings, settings.identity)
+        try:
+            repo_url = forge.create_repo(name)
+        finally:
+            forge.close()
+    if settings.chain == "local":
+        chain = ledger(settings)
+        try:
+            missing = funds - chain.balance(signer.address, settings.asset)
+            balance = chain.mint(signer.address, settings.asset, missing) if missing > 0 else \
+                chain.balance(signer.address, settings.asset)
+        finally:
+            chain.close()
+    server = server_entry(project)
+    mcp_json = project / ".mcp.json"
+    _write_mcp_json(mcp_json, server)
+    return InitResult(project, settings.identity, signer.address, name, repo_url, balance, settings.asset,
+                      mcp_json, server)
+
+
+def report(result: InitResult) -> str:
+    funds = (f"{result.balance} {result.asset} (smallest unit) on the embedded ledger"
+             if result.balance is not None else "not funded (a real chain: fund the account from a wallet)")
+    where = result.repo_url or "on GitHub (create it there if it does not exist)"
+    return "\n".join([
+        f"project    {result.project} (state in .code3/, ignored by git)",
+        f"identity   {result.identity} {result.address}",
+        f"repository {result.repo} {where}",
+        f"funds      {funds}",
+        f"MCP config {result.mcp_json} (server {SERVER_NAME!r})",
+        "",
+        "Add the server to Claude Code (or open the project there: it reads .mcp.json):",
+        f"  {result.claude_line}",
+        "",
+        ".mcp.json:",
+        json.dumps({"mcpServers": {SERVER_NAME: result.server}}, indent=2),
+        "",
+        f'Then ask the client: specify "…", publish it to {result.repo} with amount "1", asset "USDT", '
+        'network "testnet".',
+    ])
