@@ -109,8 +109,8 @@ def measure(root: Path, repomix: Path | None = None, rescans: int = RESCANS) -> 
     cold = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:  # a new process's first scan, with the on-disk cache
         disk = SkeletonCache(Path(tmp) / "skeletons.sqlite")
-        disk.entries = dict(parser.cache.entries)
-        disk.touch()
+        for (r, rel), entry in parser.cache.entries.items():
+            disk.put(r, rel, entry.size, entry.mtime_ns, entry.skeleton, entry.listing)
         disk.save()
         start = time.perf_counter()
         from_disk = TreeSitterCodeParser(cache=SkeletonCache(Path(tmp) / "skeletons.sqlite")).scan(root)

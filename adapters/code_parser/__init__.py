@@ -9,13 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from adapters.code_parser.cache import SkeletonCache
-    from adapters.code_parser.port import CodeParser
+    from adapters.code_parser.port import CodeParser, FileTooLarge, OutsideRoot, UnsupportedLanguage
     from adapters.code_parser.treesitter import TreeSitterCodeParser
 
-__all__ = ["CodeParser", "SkeletonCache", "TreeSitterCodeParser"]
+__all__ = ["CodeParser", "FileTooLarge", "OutsideRoot", "SkeletonCache", "TreeSitterCodeParser", "UnsupportedLanguage"]
 
 _WHERE = {
     "CodeParser": "adapters.code_parser.port",
+    "FileTooLarge": "adapters.code_parser.port",
+    "OutsideRoot": "adapters.code_parser.port",
+    "UnsupportedLanguage": "adapters.code_parser.port",
     "SkeletonCache": "adapters.code_parser.cache",
     "TreeSitterCodeParser": "adapters.code_parser.treesitter",
 }

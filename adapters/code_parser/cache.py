@@ -69,7 +69,7 @@ class SkeletonCache:
         self.path = os.fspath(path) if path is not None else None
         self.entries: dict[tuple[str, str], Entry] = {}  # (root, rel path) → entry
         self._lock = threading.Lock()
-        self._dirty = False
+        self._dirty: set[tuple[str, str]] = set()  # keys to write at the next save()
         if self.path and os.path.exists(self.path):
             self._load()
 
@@ -84,12 +84,13 @@ class SkeletonCache:
         entry = Entry(size, mtime_ns, skeleton, listing)
         with self._lock:
             self.entries[(root, rel)] = entry
-            self._dirty = True
+            self._dirty.add((root, rel))
         return entry
 
-    def touch(self) -> None:
-        """Note that an entry was changed in place (re-resolved imports), so `save()` writes."""
-        self._dirty = True
+    def touch(self, root: str, rel: str) -> None:
+        """Note that an entry was changed in place (re-resolved imports), so `save()` writes it."""
+        with self._lock:
+            self._dirty.add((root, rel))
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -112,17 +113,22 @@ class SkeletonCache:
             self.entries[(root, rel)] = Entry(size, mtime_ns, item, listing)
 
     def save(self) -> None:
-        """Write the entries to the cache file (no-op without a path or when nothing changed)."""
+        """Write the entries changed since the last save (no-op without a path or when nothing changed)."""
         if not self.path or not self._dirty:
             return
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with self._lock:
-            rows = [(f"{root}\0{rel}", e.size, e.mtime_ns, e.skeleton if isinstance(e.skeleton, str) else None,
-                     None if isinstance(e.skeleton, str) else e.skeleton.model_dump_json(), e.listing)
-                    for (root, rel), e in self.entries.items()]
-            self._dirty = False
+            keys, self._dirty = self._dirty, set()
+            rows = []
+            for key in keys:
+                e = self.entries.get(key)
+                if e is not None:
+                    skip = e.skeleton if isinstance(e.skeleton, str) else None
+                    data = None if isinstance(e.skeleton, str) else e.skeleton.model_dump_json()
+                    rows.append((f"{key[0]}\0{key[1]}", e.size, e.mtime_ns, skip, data, e.listing))
         with closing(sqlite3.connect(self.path)) as db, db:
-            db.execute("DROP TABLE IF EXISTS skeletons")
+            if db.execute("PRAGMA user_version").fetchone()[0] != self.VERSION:
+                db.execute("DROP TABLE IF EXISTS skeletons")
+                db.execute(f"PRAGMA user_version = {self.VERSION}")
             db.execute(self.SCHEMA)
-            db.executemany("INSERT INTO skeletons VALUES (?, ?, ?, ?, ?, ?)", rows)
-            db.execute(f"PRAGMA user_version = {self.VERSION}")
+            db.executemany("INSERT OR REPLACE INTO skeletons VALUES (?, ?, ?, ?, ?, ?)", rows)

@@ -12,6 +12,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from adapters.code_parser.cache import Entry, SkeletonCache
 from adapters.code_parser.extract import skeleton_of
 from adapters.code_parser.languages import grammar_for
+from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLanguage
 from adapters.code_parser.resolve import ProjectIndex, resolve_imports
 from adapters.code_parser.scan import MAX_BYTES, Candidate, classify_content, list_sources
 from domain.skeleton import FileSkeleton, MergedSkeleton
@@ -22,11 +23,11 @@ CHUNK = 16
 
 
 def _relative(root: str, path: str) -> str:
-    """A project-relative posix path inside root (ValueError outside it)."""
+    """A project-relative posix path inside root (OutsideRoot outside it)."""
     full = os.path.realpath(os.path.join(root, path))
     base = os.path.realpath(root)
     if full != base and not full.startswith(base + os.sep):
-        raise ValueError(f"path outside the project root: {path}")
+        raise OutsideRoot(f"path outside the project root: {path}")
     rel = os.path.relpath(full, base).replace(os.sep, "/")
     return "" if rel == "." else rel
 
@@ -72,7 +73,7 @@ class TreeSitterCodeParser:
         """The skeleton of given bytes (imports resolved against root when one is given)."""
         grammar = grammar_for(rel_path)
         if grammar is None:
-            raise ValueError(f"unsupported language: {rel_path}")
+            raise UnsupportedLanguage(f"unsupported language: {rel_path}")
         skeleton = skeleton_of(rel_path, grammar, data)
         return resolve_imports(skeleton, ProjectIndex(root)) if root is not None else skeleton
 
@@ -84,9 +85,9 @@ class TreeSitterCodeParser:
             raise FileNotFoundError(rel_path)
         grammar = grammar_for(rel)
         if grammar is None:
-            raise ValueError(f"unsupported language: {rel_path}")
+            raise UnsupportedLanguage(f"unsupported language: {rel_path}")
         if os.path.getsize(full) > self.max_bytes:
-            raise ValueError(f"file larger than {self.max_bytes} bytes: {rel_path}")
+            raise FileTooLarge(f"file larger than {self.max_bytes} bytes: {rel_path}")
         with open(full, "rb") as fh:
             data = fh.read()
         return resolve_imports(skeleton_of(rel, grammar, data), ProjectIndex(root))
@@ -126,7 +127,7 @@ class TreeSitterCodeParser:
             if entry.listing != fingerprint:  # new, or the listing changed: resolve the imports again
                 entry.skeleton = resolve_imports(entry.skeleton, index)
                 entry.listing = fingerprint
-                self.cache.touch()
+                self.cache.touch(root, cand.rel)
             files.append(entry.skeleton)
         merged = MergedSkeleton.build(rel_target or ".", files, dict(skipped))
         self._merged[key] = (fingerprint, merged)

@@ -11,6 +11,7 @@ import pytest
 
 import adapters.code_parser.treesitter as ts_module
 from adapters.code_parser.cache import SkeletonCache
+from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLanguage
 from adapters.code_parser.treesitter import TreeSitterCodeParser
 from domain.skeleton import skeleton_hash
 
@@ -92,12 +93,12 @@ def test_parse_file_refusals(tmp_path: Path) -> None:
     assert parser.parse_file(tmp_path, "a.py").exports[0].name == "A"
     with pytest.raises(FileNotFoundError):
         parser.parse_file(tmp_path, "missing.py")
-    with pytest.raises(ValueError):
+    with pytest.raises(OutsideRoot):
         parser.parse_file(tmp_path, "../outside.py")
-    with pytest.raises(ValueError):
+    with pytest.raises(UnsupportedLanguage):
         parser.parse_file(tmp_path, "notes.txt")
     write(tmp_path, "big.py", "X = 1\n" * 100)
-    with pytest.raises(ValueError, match="larger than"):
+    with pytest.raises(FileTooLarge, match="larger than"):
         TreeSitterCodeParser(max_bytes=100).parse_file(tmp_path, "big.py")
     with pytest.raises(FileNotFoundError):
         parser.scan(tmp_path, "nope")
@@ -153,6 +154,27 @@ def test_on_disk_cache_survives_a_new_parser(project: Path, tmp_path_factory: py
     second = TreeSitterCodeParser(cache=SkeletonCache(cache_file), workers=1).scan(project)
     assert calls == []
     assert second == first
+
+
+def test_on_disk_cache_writes_only_changed_rows(project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    cache_file = tmp_path_factory.mktemp("cache") / "skeletons.sqlite"
+    parser = TreeSitterCodeParser(cache=SkeletonCache(cache_file), workers=1)
+    parser.scan(project)
+    with closing(sqlite3.connect(cache_file)) as db:
+        db.execute("UPDATE skeletons SET listing = 'marker'")
+        db.commit()
+    util = project / "app/util.py"
+    util.write_text("def helper2():\n    pass\n")
+    os.utime(util, ns=(util.stat().st_atime_ns, util.stat().st_mtime_ns + 1_000_000))
+    parser.scan(project)
+    with closing(sqlite3.connect(cache_file)) as db:
+        rewritten = [r[0].split("\0")[1] for r in db.execute("SELECT path FROM skeletons WHERE listing != 'marker'")]
+    assert rewritten == ["app/util.py"]
+    fresh = TreeSitterCodeParser(cache=SkeletonCache(cache_file), workers=1).scan(project)
+    assert [e.name for e in fresh.file("app/util.py").exports] == ["helper2"]
 
 
 def test_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
