@@ -78,6 +78,7 @@ def test_the_readme_quick_start_publishes_the_seeds_bounty_from_a_fresh_git_repo
     config = json.loads((project / ".mcp.json").read_text())
     server = config["mcpServers"]["code3"]
     assert server["env"]["CODE3_PROJECT"] == str(project)
+    assert ".code3/" in (project / ".gitignore").read_text().splitlines(), "keys must never be committed"
     assert "acme/todo-app" in ran.stdout
 
     published = asyncio.run(_publish_through(server, project))

@@ -428,3 +428,21 @@ def test_a_failed_chain_read_answers_with_a_hint_about_reads_not_transactions() 
     with pytest.raises(Code3Error) as other, chain_read():
         raise Code3Error(Code.NOT_FOUND, "no bounty 7", "check the bounty_id")
     assert other.value.hint == "check the bounty_id"  # other errors pass through unchanged
+
+
+@pytest.mark.e2e
+def test_the_seeds_template_failure_answers_e_internal_naming_spec_kit_templates_dir(tmp_path: Path) -> None:
+    """Seed 001 A.1: "E_INTERNAL：模板读取失败 → 配置 SPEC_KIT_TEMPLATES_DIR 或检查权限"."""
+    params = _server(tmp_path, "default", "client-local")
+    params = StdioServerParameters(command=params.command, args=params.args, cwd=params.cwd,
+                                   env={**(params.env or {}), "SPEC_KIT_TEMPLATES_DIR": str(tmp_path / "missing")})
+
+    async def scenario() -> Any:
+        async with Client(params) as client:
+            return await client.call_tool("spec_mcp.specify", json.loads(ROWS_001[0].request))
+
+    result = asyncio.run(scenario())
+    assert result.is_error and result.structured_content["code"] == "E_INTERNAL", result.structured_content
+    assert result.structured_content["message"].startswith("template read failed")
+    assert "SPEC_KIT_TEMPLATES_DIR" in result.structured_content["hint"]
+    assert not (tmp_path / "specs").exists() or not any((tmp_path / "specs").iterdir()), "nothing half-written"
