@@ -296,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     from code3.nexus_cli import add_parser as add_nexus_parser
 
     add_nexus_parser(sub, common)
+    from code3.spec_cli import add_spec_parser
+
+    add_spec_parser(sub, common)
     return parser
 
 

@@ -35,6 +35,12 @@ VARIABLES = {
     "SPEC_KIT_TEMPLATES_DIR": "directory of your own spec-kit templates (spec-template.md, plan-template.md, "
                               "tasks-template.md; e.g. a project's .specify/templates) for spec_mcp.specify/plan/tasks "
                               "(default: Code3's built-in templates with spec-kit's sections)",
+    "CODE3_LLM": "reverse-spec and spec_mcp.* writer: auto (default: Claude when ANTHROPIC_API_KEY is set, else the "
+                 "offline writer), anthropic (the key is required: without it tools answer 未检测到 ANTHROPIC_API_KEY) "
+                 "or offline",
+    "CODE3_LLM_MODEL": "with the Anthropic LLM: the model id (default: claude-sonnet-4-6)",
+    "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
+    "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
     "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
                              "(default: generated once into <project>/.code3/webhook_secret)",
@@ -63,6 +69,10 @@ class Settings:
     aptos_module_address: str | None = None
     aptos_asset_metadata: str | None = None
     spec_kit_templates_dir: Path | None = None
+    llm: str = "auto"
+    llm_model: str = "claude-sonnet-4-6"
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -103,5 +113,11 @@ class Settings:
             "aptos_asset_metadata": e.get("CODE3_APTOS_ASSET_METADATA") or None,
             "spec_kit_templates_dir": Path(e["SPEC_KIT_TEMPLATES_DIR"]) if e.get("SPEC_KIT_TEMPLATES_DIR") else None,
         }
+        values.update({
+            "llm": (e.get("CODE3_LLM") or "auto").lower(),
+            "llm_model": e.get("CODE3_LLM_MODEL") or "claude-sonnet-4-6",
+            "anthropic_api_key": e.get("ANTHROPIC_API_KEY") or None,
+            "anthropic_base_url": e.get("ANTHROPIC_BASE_URL") or None,
+        })
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

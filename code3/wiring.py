@@ -6,14 +6,16 @@ import os
 import secrets
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.event_store import open_store
 from adapters.keystore import Keystore
+from adapters.llm.port import LLM, MissingKeyLLM
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
-from adapters.ports import Chain, Forge, Signer
+from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.sql import open_db
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
@@ -96,13 +98,44 @@ class LazySigner:
         return f"LazySigner(name={self.name!r}, loaded={self._signer is not None})"
 
 
+LLMS = ("auto", "anthropic", "offline")
+
+
+def llm(settings: Settings) -> LLM | None:
+    """The model behind reverse-spec and the spec writer: Claude with a key, None (the offline writers) without
+    one; with CODE3_LLM=anthropic and no key, a stand-in whose every call answers 未检测到 ANTHROPIC_API_KEY."""
+    if settings.llm not in LLMS:
+        raise Code3Error(Code.VALIDATION, f"unknown CODE3_LLM={settings.llm!r}", f"use one of {', '.join(LLMS)}")
+    if settings.llm == "offline":
+        return None
+    if settings.anthropic_api_key:
+        from adapters.llm.anthropic_llm import AnthropicLLM
+
+        return AnthropicLLM(settings.anthropic_api_key, model=settings.llm_model,
+                            base_url=settings.anthropic_base_url)
+    return MissingKeyLLM() if settings.llm == "anthropic" else None
+
+
+def spec_writer(model: LLM | None, templates: Path | None = None, project: Path | None = None) -> SpecWriter:
+    """`templates`: SPEC_KIT_TEMPLATES_DIR (a user's spec-kit templates), None for the built-in ones. With a
+    model, the LLM-backed writer: the offline writer's output as its frame, the project's skeleton as context."""
+    if model is None:
+        return OfflineWriter(templates)
+    from adapters.llm.spec_writer import LLMSpecWriter, project_skeleton
+
+    context = (lambda: project_skeleton(project)) if project is not None else None
+    return LLMSpecWriter(model, context, offline=OfflineWriter(templates))
+
+
 def build_services(settings: Settings) -> Services:
+    model = llm(settings)
     return Services(
         store=open_store(settings.project, settings.database_url),
         forge=forge(settings, settings.identity),
         chain=chain(settings),
         signer=LazySigner(settings),  # type: ignore[arg-type]  (a Signer by duck typing, loaded on first use)
-        writer=OfflineWriter(settings.spec_kit_templates_dir),
+        writer=spec_writer(model, settings.spec_kit_templates_dir, settings.project),
+        llm=model,
         project=settings.project,
         workspace=settings.workspace_dir,
         views=open_db(settings.project, settings.database_url),

@@ -16,6 +16,7 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "client-local": ("code3", None),
     "client-remote": ("code3", None),
     "server": ("code3", None),
+    "reverse-spec": ("reverse-spec", "2.0.0"),
     "codenexus": ("CodeNexus", "1.0.0"),
     "all": ("code3", None),
 }
@@ -24,7 +25,8 @@ PROFILES: dict[str, tuple[str, str | None]] = {
 def declared() -> dict[str, ToolDecl]:
     from mcp_tools import add_demo  # noqa: F401  (seed 003)
     from mcp_tools.codenexus import derive, extras, front, renames, tools  # noqa: F401  (seed 002)
-    from mcp_tools.lifecycle import publish, settle, specs, work  # noqa: F401  (seed 001)
+    from mcp_tools.lifecycle import publish, remote_artifacts, settle, specs, work  # noqa: F401  (seed 001)
+    from mcp_tools.reverse_spec import batch, diff, generate, prepare  # noqa: F401  (seed 000)
 
     return REGISTRY
 

@@ -27,6 +27,8 @@ class ToolDecl:
     open_world: bool = True
     needs_services: bool = True  # False: a pure function, called without services (no key, no store)
     render: Callable[[Any], str] | None = None  # the answer as text; JSON of the structured answer by default
+    error_text: Callable[[Any], str] | None = None  # a failure's text (given the Code3Error); JSON by default
+    progress: bool = False  # the handler takes `progress(done, total, message)`: notifications/progress
 
     @property
     def description(self) -> str:
@@ -35,7 +37,7 @@ class ToolDecl:
     def signature(self) -> inspect.Signature:
         """The handler's signature as a client sees it: the services parameter left out, annotations resolved."""
         sig = inspect.signature(self.handler, eval_str=True)
-        params = list(sig.parameters.values())
+        params = [p for p in sig.parameters.values() if not (self.progress and p.name == "progress")]
         return sig.replace(parameters=params[1:] if self.needs_services else params)
 
     @property

@@ -60,7 +60,7 @@ class Runtime:
                 result = decl.handler(**kwargs)
         except Code3Error as exc:
             log.info("tool %s failed: %s", decl.name, exc.code.value)
-            return _result(exc.as_dict(), is_error=True)
+            return _result(exc.as_dict(), is_error=True, text=decl.error_text(exc) if decl.error_text else None)
         except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
             raise
         except Exception:
@@ -111,6 +111,8 @@ def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:
     when it needs services; pure handlers such as `add` are called directly)."""
     if decl.needs_services:
         async def tool(**kwargs: Any) -> CallToolResult:
+            if decl.progress:  # the SDK passes its request context as `ctx` (see below)
+                kwargs["progress"] = _progress_reporter(kwargs.pop("ctx", None))
             return await anyio.to_thread.run_sync(runtime.call, decl, kwargs)
     else:
         async def tool(**kwargs: Any) -> CallToolResult:
@@ -119,4 +121,23 @@ def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:
     functools.update_wrapper(tool, decl.handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
     sig = decl.signature()
     tool.__signature__ = sig.replace(return_annotation=Annotated[CallToolResult, sig.return_annotation])  # type: ignore[attr-defined]
+    if decl.progress:
+        from mcp.server.mcpserver import Context
+
+        tool.__annotations__ = {"ctx": Context}  # how the SDK finds where to pass the request context
     return tool
+
+
+def _progress_reporter(ctx: Any) -> Callable[[int, int, str], None]:
+    """`progress(done, total, message)` for a handler in a worker thread: `notifications/progress` when the
+    client sent a progress token (the SDK sends nothing otherwise)."""
+
+    def report(done: int, total: int, message: str) -> None:
+        if ctx is None:
+            return
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total, message)
+        except Exception:  # a client that left does not fail the work it asked for
+            log.debug("could not send progress", exc_info=True)
+
+    return report

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.code_parser.port import CodeParser
 from adapters.event_store import EventStore
+from adapters.llm.port import LLM
+from adapters.paths import ProjectPaths
 from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.sql import SqlDb
 
@@ -21,11 +24,14 @@ class Services:
     workspace: Path
     views: SqlDb
     asset: str = "USDT"
+    llm: LLM | None = None  # the model behind reverse-spec (None: the offline writer); see code3.wiring.llm
+    paths: ProjectPaths | None = None  # the project path resolver (built from `project` when None)
+    parser: CodeParser | None = None  # the code parser (a tree-sitter one on first use when None)
 
     def close(self) -> None:
         self.store.close()
         self.views.close()
-        for port in (self.forge, self.chain):
+        for port in (self.forge, self.chain, self.llm):
             close = getattr(port, "close", None)
             if close is not None:
                 close()

@@ -13,6 +13,7 @@ from uuid import UUID
 from adapters.sql import SqlDb
 from domain.bounty import Bounty
 from domain.errors import Code, Code3Error
+from domain.generated_spec import GeneratedSpec
 from domain.issue import Issue
 from domain.metadata import IssueMetadata
 from domain.spec import FEATURE_ID, Spec
@@ -25,7 +26,7 @@ from projections.runner import Runner, dead_letters
 
 
 def resolve(s: Services, key: str) -> UUID:
-    """A bounty id, a task id (owner/repo#N) or a feature id, to the aggregate it names."""
+    """A bounty id, a task id (owner/repo#N), a feature id or a reverse-spec spec path, to the aggregate it names."""
     if key.isdigit():
         return Bounty.create_id(key)
     if "#" in key:
@@ -35,8 +36,10 @@ def resolve(s: Services, key: str) -> UUID:
         return Issue.create_id(issue_hash)
     if FEATURE_ID.match(key):
         return Spec.create_id(key)
-    raise Code3Error(Code.VALIDATION, f"{key!r} is not a bounty id, task id or feature id",
-                     "pass e.g. 3, owner/repo#12 or 001-login")
+    if key.endswith(".spec.md"):
+        return GeneratedSpec.create_id(key.removeprefix("./"))
+    raise Code3Error(Code.VALIDATION, f"{key!r} is not a bounty id, task id, feature id or spec path",
+                     "pass e.g. 3, owner/repo#12, 001-login or specs/src-auth.spec.md")
 
 
 def history(s: Services, key: str) -> list[dict[str, Any]]:

@@ -1,0 +1,2 @@
+"""The LLM port and its implementations: the Anthropic Messages API (anthropic SDK), and the offline
+writers used when no key is configured. Importing this package does not import the anthropic SDK."""

@@ -1,0 +1,98 @@
+"""Secrets redaction for source text sent to a model (`deep` mode adds function bodies).
+
+Three nets, in order: known token formats (GitHub, AWS, Anthropic/OpenAI-style keys, Slack, Google,
+Stripe, JWTs), PEM private-key blocks, and high-entropy string literals (a quoted run of 20+ characters
+from a token alphabet whose Shannon entropy is at least 4.0 bits per character, or a hex run of 32+ in
+an assignment to a secret-sounding name). Each match is replaced by `[REDACTED:<kind>]`; the answer
+says how many of each kind were redacted, never what they were.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE "
+                               r"KEY-----|\Z)", re.DOTALL)),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b")),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("stripe-key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("aws-secret-key", re.compile(r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{40}")),
+)
+_QUOTED = re.compile(r"([\"'`])([A-Za-z0-9+/=_\-.~]{20,})\1")
+_SECRET_ASSIGN = re.compile(r"(?i)\b(\w*(?:secret|token|passw(?:or)?d|api_?key|private_?key|auth)\w*)"
+                            r"(\s*[:=]\s*)([\"'])([^\"'\n]{8,})\3")
+ENTROPY_THRESHOLD = 4.0
+
+
+def shannon_entropy(text: str) -> float:
+    if not text:
+        return 0.0
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _looks_random(value: str) -> bool:
+    if len(value) < 20 or " " in value:
+        return False
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
+    if re.fullmatch(r"[0-9a-f]{32,}", value):
+        return True  # a hex digest or key
+    return classes >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
+
+
+@dataclass
+class Redaction:
+    text: str
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def redact(text: str) -> Redaction:
+    """`text` with secrets replaced by `[REDACTED:<kind>]`, and the count of each kind."""
+    counts: Counter[str] = Counter()
+    for kind, pattern in TOKEN_PATTERNS:
+        def sub(match: re.Match[str], kind: str = kind) -> str:
+            counts[kind] += 1
+            if kind == "aws-secret-key":
+                return f"{match.group(1)}[REDACTED:{kind}]"
+            return f"[REDACTED:{kind}]"
+
+        text = pattern.sub(sub, text)
+
+    def assigned(match: re.Match[str]) -> str:
+        value = match.group(4)
+        if value.startswith("[REDACTED:") or not _looks_secret_value(value):
+            return match.group(0)
+        counts["secret-assignment"] += 1
+        return f"{match.group(1)}{match.group(2)}{match.group(3)}[REDACTED:secret-assignment]{match.group(3)}"
+
+    text = _SECRET_ASSIGN.sub(assigned, text)
+
+    def quoted(match: re.Match[str]) -> str:
+        if not _looks_random(match.group(2)):
+            return match.group(0)
+        counts["high-entropy"] += 1
+        return f"{match.group(1)}[REDACTED:high-entropy]{match.group(1)}"
+
+    text = _QUOTED.sub(quoted, text)
+    return Redaction(text, counts)
+
+
+def _looks_secret_value(value: str) -> bool:
+    """A value assigned to a secret-sounding name: anything but placeholders and environment look-ups."""
+    lowered = value.lower()
+    if any(word in lowered for word in ("example", "changeme", "xxx", "your_", "<", "${", "os.environ", "getenv")):
+        return False
+    return len(value) >= 8 and not value.isalpha()

@@ -1,0 +1,45 @@
+"""The GeneratedSpec aggregate: a reverse-spec `.spec.md`, keyed by its project-relative path.
+
+Its events say who wrote the spec from which skeleton hash, with which model and how many tokens, and
+who accepted a drift (the baseline rewritten in place, the prose kept). A feature's spec-kit `Spec`
+stays keyed by its feature id; this one is the reverse-spec side.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.canonical import natural_id
+
+
+class GeneratedSpec(Aggregate):
+    @staticmethod
+    def create_id(spec_path: str) -> UUID:
+        return natural_id("generated-spec", spec_path)
+
+    @event("Generated")
+    def __init__(self, spec_path: str, source_target: str, skeleton_hash: str, model: str, input_tokens: int,
+                 output_tokens: int, who: str, version: int, confidence: str) -> None:
+        self.spec_path = spec_path
+        self.source_target = source_target
+        self.skeleton_hash = skeleton_hash
+        self.model = model
+        self.version = version
+        self.generations = 1
+        self.drifts_accepted = 0
+
+    @event("Regenerated")
+    def regenerate(self, source_target: str, skeleton_hash: str, model: str, input_tokens: int, output_tokens: int,
+                   who: str, version: int, confidence: str) -> None:
+        self.source_target = source_target
+        self.skeleton_hash = skeleton_hash
+        self.model = model
+        self.version = version
+        self.generations += 1
+
+    @event("DriftAccepted")
+    def accept_drift(self, who: str, from_hash: str, to_hash: str, high: int, medium: int, low: int) -> None:
+        self.skeleton_hash = to_hash
+        self.drifts_accepted += 1

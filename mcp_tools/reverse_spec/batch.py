@@ -1,0 +1,164 @@
+"""`batch`: a spec per module of a project, dependencies first, incremental, resumable, with an index spec.
+
+Modules are directories of source files; their order and cycles come from the import graph
+(domain/module_graph.py). A module is skipped when its incremental key (its API-surface hash and its
+dependencies' keys) equals the one in the checkpoint and its spec file exists, unless `force`. The
+checkpoint (`.code3/reverse-spec/checkpoint.json`, written atomically after every module) is what lets an
+interrupted batch resume where it stopped. Progress goes to a callback: `notifications/progress` over MCP
+when the client sent a progress token, a rich progress bar on the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from adapters.atomic_write import write_text_atomic
+from domain.errors import Code3Error
+from domain.module_graph import ModuleGraph, build
+from domain.skeleton import skeleton_hash
+from domain.spec_document import render_front
+from mcp_tools.declare import tool
+from mcp_tools.reverse_spec.answers import BatchAnswer, ModuleFailure
+from mcp_tools.reverse_spec.common import (
+    PROFILE,
+    failed,
+    parser_of,
+    relative,
+    resolve,
+    seed_errors,
+    spec_name,
+)
+from mcp_tools.reverse_spec.generate import now_iso, previous_version, usage, write_spec
+from mcp_tools.services import Services
+
+ProjectRoot = Annotated[str, Field(description="项目根目录（默认为当前工作目录）")]
+Force = Annotated[bool, Field(description="强制重新生成所有 spec")]
+Progress = Callable[[int, int, str], None]
+CHECKPOINT = Path(".code3") / "reverse-spec" / "checkpoint.json"
+INDEX_NAME = "_index.spec.md"
+
+
+class Checkpoint:
+    """Per batch root: each module's key and spec path, and the index's key."""
+
+    def __init__(self, project: Path, root: str) -> None:
+        self.path = project / CHECKPOINT
+        self.root = root
+        try:
+            self.data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+        self.data.setdefault("version", 1)
+        self.state: dict[str, Any] = self.data.setdefault("roots", {}).setdefault(root, {"modules": {}})
+
+    @property
+    def modules(self) -> dict[str, dict[str, str]]:
+        return self.state.setdefault("modules", {})
+
+    def save(self) -> None:
+        text = json.dumps(self.data, indent=1, sort_keys=True)
+        write_text_atomic(self.path, text)
+
+
+def render_index(root: str, graph: ModuleGraph, keys: dict[str, str], specs: dict[str, str], version: int,
+                 surface: str) -> str:
+    front = {"type": "architecture-index", "version": version, "sourceTarget": root,
+             "relatedFiles": [specs[m] for m in graph.order if m in specs], "lastUpdated": now_iso(),
+             "confidence": "high", "skeletonHash": surface, "model": "offline"}
+    rows = ["| # | module | files | exports | depends on | spec |", "| --- | --- | --- | --- | --- | --- |"]
+    for i, module in enumerate(graph.order, 1):
+        files = graph.files[module]
+        deps = ", ".join(f"`{d}`" for d in sorted(graph.deps[module])) or "—"
+        spec = f"[{Path(specs[module]).name}]({Path(specs[module]).name})" if module in specs else "—"
+        rows.append(f"| {i} | `{module}` | {len(files)} | {sum(len(f.exports) for f in files)} | {deps} | {spec} |")
+    ids = {m: f"m{i}" for i, m in enumerate(graph.order)}
+    mermaid = ["graph LR", *(f'    {ids[m]}["{m}"]' for m in graph.order)]
+    mermaid.extend(f"    {ids[m]} --> {ids[d]}" for m in graph.order for d in sorted(graph.deps[m]))
+    cycles = "\n".join(f"- {' ↔ '.join(f'`{m}`' for m in c)}" for c in graph.cycles) or "None."
+    broken = "\n".join(f"- `{a}` → `{b}`" for a, b in graph.broken) or "None."
+    return (f"{render_front(front)}# Architecture index: {root}\n\n"
+            f"{len(graph.order)} module(s), in dependency order (leaves first).\n\n" + "\n".join(rows)
+            + "\n\n## Module dependencies\n\n```mermaid\n" + "\n".join(mermaid) + "\n```\n\n"
+            f"## Import cycles\n\n{cycles}\n\nEdges ignored to order the cycles (modules of a cycle go in name "
+            f"order):\n\n{broken}\n\n<!-- batch-keys: {json.dumps(keys, sort_keys=True)} -->\n")
+
+
+def run_batch(s: Services, project_root: str | None = None, force: bool = False,
+              progress: Progress | None = None) -> BatchAnswer:
+    started = time.monotonic()
+    real = resolve(s, project_root or ".", kind="dir")
+    root = relative(s, real)
+    merged = parser_of(s).scan(s.project, root)
+    graph = build(merged)
+    checkpoint = Checkpoint(s.project, root)
+    known = checkpoint.state.setdefault("surfaces", {})
+    keys = graph.keys(known)
+    for gone in set(known) - {f.path for f in merged.files}:
+        del known[gone]
+    out_dir = real / "specs"
+    successful: list[str] = []
+    skipped: list[str] = []
+    degraded: list[str] = []
+    failures: list[ModuleFailure] = []
+    tokens = [0, 0]
+    total = len(graph.order) + 1
+    for done, module in enumerate(graph.order, 1):
+        entry = checkpoint.modules.get(module)
+        spec_file = out_dir / spec_name(module)
+        if not force and entry and entry.get("key") == keys[module] and spec_file.is_file():
+            skipped.append(module)
+        else:
+            try:
+                written = write_spec(s, module, graph.skeleton(module), out_dir)
+            except Code3Error as exc:
+                failures.append({"module": module, "error": exc.message})
+                checkpoint.modules.pop(module, None)
+            else:
+                successful.append(module)
+                if written.degraded:
+                    degraded.append(module)
+                tokens[0] += written.usage["inputTokens"]
+                tokens[1] += written.usage["outputTokens"]
+                checkpoint.modules[module] = {"key": keys[module], "specPath": written.spec_path}
+                checkpoint.save()
+        if progress is not None:
+            progress(done, total, f"{module} ({done}/{len(graph.order)})")
+    for gone in set(checkpoint.modules) - set(graph.order):
+        del checkpoint.modules[gone]
+    specs = {m: e["specPath"] for m, e in checkpoint.modules.items()}
+    index_key = json.dumps(sorted(keys.items()))
+    index_file = out_dir / INDEX_NAME
+    index_generated = force or bool(successful) or checkpoint.state.get("index") != index_key \
+        or not index_file.is_file()
+    if index_generated:
+        text = render_index(root, graph, keys, specs, previous_version(index_file) + 1, skeleton_hash(merged))
+        write_text_atomic(index_file, text)
+        checkpoint.state["index"] = index_key
+    checkpoint.save()
+    if progress is not None:
+        progress(total, total, "index")
+    return {"totalModules": len(graph.order), "successful": successful, "skipped": skipped, "failed": failures,
+            "degraded": degraded, "order": graph.order, "cycles": graph.cycles,
+            "brokenEdges": [list(edge) for edge in graph.broken], "indexSpecPath": relative(s, index_file),
+            "indexGenerated": index_generated, "checkpointPath": CHECKPOINT.as_posix(),
+            "tokenUsage": usage(tokens[0], tokens[1], estimated=not tokens[0] and not tokens[1]),
+            "duration": round(time.monotonic() - started, 3)}
+
+
+@tool("batch", profiles=PROFILE, open_world=True, error_text=failed("batch"), progress=True)
+@seed_errors
+def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
+          progress: Progress | None = None) -> BatchAnswer:
+    """批量 Spec 生成
+
+    A spec per module (directory) of the project, dependencies first, skipping modules whose API and
+    dependencies did not change since the last run (unless force), resuming an interrupted run, and an
+    architecture index (specs/_index.spec.md). Sends notifications/progress when given a progress token.
+    """
+    return run_batch(s, projectRoot, force, progress)

@@ -1,0 +1,128 @@
+"""What the reverse-spec handlers share: the seed's error texts, path resolution, the parser, skeletons.
+
+Errors are Code3 errors whose message is the seed's text ("目标路径不存在: src/x", "未检测到
+ANTHROPIC_API_KEY", …); the MCP front prefixes the tool's name ("prepare 失败: …") through the
+declaration's `error_text`. An unexpected exception becomes "内部错误: <message>" with the stack trace
+logged on stderr only.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from adapters.paths import PathRefused, ProjectPaths
+from adapters.redact import redact
+from domain.errors import Code, Code3Error
+from domain.skeleton import MergedSkeleton
+from mcp_tools.services import Services
+
+log = logging.getLogger("code3.reverse_spec")
+F = TypeVar("F", bound=Callable[..., Any])
+PROFILE = ("reverse-spec",)
+NOT_FOUND = "目标路径不存在: {path}"
+PARSE_FAILED = "AST 解析失败，建议使用 --deep 模式"
+CACHE_FILE = "skeletons.sqlite"
+
+
+def failed(tool: str) -> Callable[[Any], str]:
+    """The seed's error text of a tool: "<tool> 失败: <详情>"."""
+    return lambda exc: f"{tool} 失败: {getattr(exc, 'message', str(exc))}"
+
+
+def seed_errors(handler: F) -> F:
+    """Unexpected exceptions as "内部错误: <message>" (secrets redacted), the trace on stderr only."""
+
+    @functools.wraps(handler)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Code3Error:
+            raise
+        except Exception as exc:
+            log.exception("%s raised an unexpected exception", handler.__name__)
+            message = redact(str(exc) or type(exc).__name__).text.splitlines()[0][:500]
+            raise Code3Error(Code.INTERNAL, f"内部错误: {message}",
+                             "the server log (stderr) has the stack trace") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def paths_of(s: Services) -> ProjectPaths:
+    paths = getattr(s, "paths", None)
+    return paths if paths is not None else ProjectPaths(s.project)
+
+
+def parser_of(s: Services) -> Any:
+    """The services' code parser, or a tree-sitter one with its stat cache under .code3/ (made once)."""
+    parser = getattr(s, "parser", None)
+    if parser is None:
+        from adapters.code_parser import SkeletonCache, TreeSitterCodeParser
+
+        state = s.project / ".code3"
+        state.mkdir(parents=True, exist_ok=True)
+        parser = TreeSitterCodeParser(cache=SkeletonCache(state / CACHE_FILE))
+        if hasattr(s, "parser"):
+            s.parser = parser
+    return parser
+
+
+def resolve(s: Services, value: str, *, kind: str = "any", must_exist: bool = True) -> Path:
+    """A path argument through the project's resolver; a missing one answers the seed's "目标路径不存在"."""
+    try:
+        return paths_of(s).resolve(value, kind=kind, must_exist=must_exist, allow_absolute=True)
+    except PathRefused as exc:
+        if exc.reason == "not_found":
+            raise Code3Error(Code.NOT_FOUND, NOT_FOUND.format(path=value),
+                             "pass a path inside the project (absolute, or relative to its root)") from None
+        raise
+
+
+def relative(s: Services, real: Path) -> str:
+    rel = paths_of(s).relative(real)
+    return "." if rel in ("", ".") else rel
+
+
+def load_skeleton(s: Services, value: str) -> tuple[str, MergedSkeleton]:
+    """(project-relative target, its merged skeleton) for a file or a directory argument."""
+    real = resolve(s, value)
+    rel = relative(s, real)
+    parser = parser_of(s)
+    if real.is_file():
+        try:
+            skeleton = parser.parse_file(s.project, rel)
+        except ValueError:
+            raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED}: {rel}: 不支持的语言",
+                             "pass a source file of a supported language, or its directory") from None
+        return rel, MergedSkeleton.build(rel, [skeleton])
+    return rel, parser.scan(s.project, rel)
+
+
+def require_parsed(rel: str, merged: MergedSkeleton, deep: bool, warnings: list[str]) -> None:
+    """The seed's "AST 解析失败" for a target that did not parse; with `deep` a warning and the bodies instead."""
+    broken = [f for f in merged.files if f.parse_errors]
+    if not broken:
+        return
+    detail = "; ".join(f"{f.path}: {f.parse_errors[0]}" for f in broken[:3])
+    if deep:
+        warnings.append(f"AST 解析失败 in {len(broken)} file(s) ({detail}); the function bodies are in the context")
+    elif len(broken) == len(merged.files):
+        raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED} ({detail})",
+                         "fix the syntax error, or pass deep=true to send the source text itself")
+    else:
+        warnings.append(f"{len(broken)} of {len(merged.files)} file(s) do not parse cleanly: {detail}")
+
+
+def spec_name(target: str) -> str:
+    """The spec file's name for a target: `src/auth` → `src-auth.spec.md`, the project root → `_root.spec.md`."""
+    target = posixpath.normpath(target)
+    return ("_root" if target in (".", "") else target.replace("/", "-")) + ".spec.md"
+
+
+def who(s: Services) -> str:
+    signer = getattr(s, "signer", None)
+    return getattr(signer, "name", None) or "unknown"

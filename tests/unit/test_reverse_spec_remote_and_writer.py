@@ -1,0 +1,159 @@
+"""spec_mcp.remote_plan / remote_tasks on in-memory adapters, and the LLM-backed SpecWriter."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.llm.port import Completion
+from adapters.llm.spec_writer import LLMSpecWriter, split_files
+from adapters.offline_writer import OfflineWriter
+from code3.settings import Settings
+from code3.wiring import spec_writer
+from domain.errors import Code, Code3Error
+from mcp_tools.lifecycle import publish, specs
+from mcp_tools.lifecycle.remote_artifacts import marker, read_artifacts, remote_plan, remote_tasks, render_comment
+from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
+
+
+@pytest.fixture
+def w(tmp_path: Path) -> Iterator[MemoryWorld]:
+    world = MemoryWorld(tmp_path)
+    yield world
+    world.close()
+
+
+def published(w: MemoryWorld) -> tuple[str, str]:
+    alice = w["alice"]
+    spec = specs.specify(alice, "Users can export their to-do list as CSV")
+    answer = publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=spec["feature_id"],
+                                                 spec_path=spec["paths"]["spec"], amount=str(AMOUNT), asset="USDT",
+                                                 network=alice.chain.network)
+    return answer["issue"]["url"], spec["feature_id"]
+
+
+def comments(w: MemoryWorld, url: str) -> list[Any]:
+    number = int(url.rsplit("/", 1)[1])
+    return w["alice"].forge.list_comments(REPO, number)
+
+
+def test_remote_plan_returns_the_artifacts_and_posts_them_once(w: MemoryWorld) -> None:
+    url, fid = published(w)
+    answer = remote_plan(w["bob"], url, fid)
+    assert answer["success"] and answer["posted"]
+    assert set(answer["artifacts"]) == {"plan.md", "research.md", "data-model.md", "contracts/README.md",
+                                        "quickstart.md"}
+    assert "CSV" in answer["artifacts"]["plan.md"] or "export" in answer["artifacts"]["plan.md"].lower()
+    again = remote_plan(w["bob"], url, fid)
+    assert again == answer
+    posted = [c for c in comments(w, url) if marker("plan", fid) in c.body]
+    assert len(posted) == 1
+    assert read_artifacts(posted[0].body) == answer["artifacts"]
+
+
+def test_remote_tasks_needs_the_plan_then_posts_tasks(w: MemoryWorld) -> None:
+    url, fid = published(w)
+    with pytest.raises(Code3Error) as info:
+        remote_tasks(w["bob"], url, fid)
+    assert info.value.code == Code.PRECONDITION and "remote_plan" in info.value.hint
+    remote_plan(w["bob"], url, fid)
+    answer = remote_tasks(w["bob"], url, fid)
+    assert answer["posted"] and re.search(r"^- \[ \] T001", answer["artifacts"]["tasks.md"], re.MULTILINE)
+    remote_tasks(w["bob"], url, fid)
+    assert len([c for c in comments(w, url) if marker("tasks", fid) in c.body]) == 1
+
+
+def test_an_issue_without_a_spec_is_a_precondition_failure(w: MemoryWorld) -> None:
+    issue = w["alice"].forge.create_issue(REPO, "empty", "```code3-meta\n{}\n```", [], [])
+    with pytest.raises(Code3Error) as info:
+        remote_plan(w["alice"], issue.url, "001-empty")
+    assert info.value.code == Code.PRECONDITION
+
+
+class RateLimited:
+    """A forge that rate-limits one operation, as the GitHub adapter reports it once its retries are spent."""
+
+    def __init__(self, forge: Any, operation: str) -> None:
+        self.forge, self.operation = forge, operation
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self.operation:
+            def refuse(*args: Any, **kwargs: Any) -> Any:
+                raise Code3Error(Code.GH_RATE_LIMIT, "GitHub rate limit", "retry after 12:00 UTC")
+            return refuse
+        return getattr(self.forge, name)
+
+
+def test_a_rate_limited_read_is_e_gh_rate_limit_and_a_rate_limited_post_still_returns_artifacts(w: MemoryWorld
+                                                                                                 ) -> None:
+    url, fid = published(w)
+    bob = w["bob"]
+    forge = bob.forge
+    bob.forge = RateLimited(forge, "get_issue")  # type: ignore[assignment]
+    with pytest.raises(Code3Error) as info:
+        remote_plan(bob, url, fid)
+    assert info.value.code == Code.GH_RATE_LIMIT
+    bob.forge = RateLimited(forge, "create_comment")  # type: ignore[assignment]
+    answer = remote_plan(bob, url, fid)
+    assert answer["posted"] is False and "E_GH_RATE_LIMIT" in answer["warning"] and answer["artifacts"]["plan.md"]
+
+
+def test_bad_inputs_are_validation_errors(w: MemoryWorld) -> None:
+    url, fid = published(w)
+    for args in ((url, "not-an-id"), ("https://forge.test/alice/todo-app/pull/1", fid), ("nonsense", fid)):
+        with pytest.raises(Code3Error) as info:
+            remote_plan(w["bob"], *args)
+        assert info.value.code == Code.VALIDATION
+
+
+def test_comment_artifacts_survive_backticks_in_their_text() -> None:
+    artifacts = {"plan.md": "# Plan\n```python\nx = 1\n```\n````\nodd\n````\n"}
+    assert read_artifacts(render_comment("plan", "001-x", artifacts)) == artifacts
+
+
+# -- the LLM-backed SpecWriter ----------------------------------------------------------------------------------
+
+class ScriptedLLM:
+    model = "scripted"
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    def complete(self, system: str, prompt: str, max_tokens: int = 8192) -> Completion:
+        self.prompts.append(prompt)
+        return Completion(self.answer, self.model, 10, 10)
+
+
+def test_the_llm_writer_fills_the_offline_template_and_keeps_files_the_model_left_out() -> None:
+    llm = ScriptedLLM("=== FILE: plan.md ===\n# Plan by the model\n\n=== FILE: research.md ===\n```markdown\n"
+                      "# Research by the model\n```\n")
+    writer = LLMSpecWriter(llm, skeleton_context=lambda: "### src/app.py\nexports: def main()")
+    files = writer.plan("001-csv", "# Feature Specification: CSV\n- **FR-001**: export CSV\n", None)
+    offline = OfflineWriter().plan("001-csv", "# Feature Specification: CSV\n- **FR-001**: export CSV\n", None)
+    assert files["plan.md"] == "# Plan by the model\n" and files["research.md"] == "# Research by the model\n"
+    assert files["quickstart.md"] == offline["quickstart.md"] and set(files) == set(offline)
+    assert "=== FILE: quickstart.md ===" in llm.prompts[0] and "def main()" in llm.prompts[0]
+    spec = LLMSpecWriter(ScriptedLLM("# Feature Specification: 001-csv\n\nBy the model.\n")).spec("001-csv", "CSV")
+    assert spec == "# Feature Specification: 001-csv\n\nBy the model.\n"
+    assert split_files("no marks") == {}
+
+
+def test_wiring_picks_the_llm_writer_with_a_key_and_the_offline_writer_without(tmp_path: Path) -> None:
+    from code3.wiring import llm
+
+    assert isinstance(spec_writer(llm(Settings.from_env(env={}, project=tmp_path))), OfflineWriter)
+    keyed = llm(Settings.from_env(env={"ANTHROPIC_API_KEY": "sk-ant-test"}, project=tmp_path))
+    assert isinstance(spec_writer(keyed), LLMSpecWriter)
+    assert llm(Settings.from_env(env={"ANTHROPIC_API_KEY": "sk-ant-test", "CODE3_LLM": "offline"},
+                                 project=tmp_path)) is None
+    required = llm(Settings.from_env(env={"CODE3_LLM": "anthropic"}, project=tmp_path))
+    with pytest.raises(Code3Error) as info:
+        spec_writer(required).spec("001-x", "anything")
+    assert info.value.message == "未检测到 ANTHROPIC_API_KEY"
+    with pytest.raises(Code3Error):
+        llm(Settings.from_env(env={"CODE3_LLM": "gpt"}, project=tmp_path))
