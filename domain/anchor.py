@@ -38,8 +38,11 @@ FUZZY_THRESHOLD = 0.8
 SURE_QUOTE = 0.9
 """A quote this similar is accepted even where its context changed (moved and edited)."""
 CONTEXT_AGREES = 0.5
-CONTEXT_DISAMBIGUATES = 0.6
+CONTEXT_DISAMBIGUATES = 0.85
 MARGIN = 0.15
+ONE_SIDED = 0.9
+BOTH_SIDES = 0.95
+"""Context this close needs both sides: what an edited copy in place must show to beat a verbatim one."""
 """How much better the best occurrence's context must match than the next one's."""
 FUZZY_MARGIN = 0.05
 DISTINCTIVE_CHARS = 30
@@ -206,8 +209,11 @@ class _Search:
         below = self.norm[end : end + CONTEXT_LINES]
         # a side with no stored context (the block was at the start or end of the file) is no evidence:
         # lines appended at the end of a file are too common an edit to count against a candidate
+        # (one side alone is worth a little less than both: a perfect one-sided match scores ONE_SIDED)
         sides = [_side(stored, actual) for stored, actual in ((self.before, above), (self.after, below)) if stored]
-        return sum(sides) / len(sides) if sides else 0.5
+        if len(sides) == 2:
+            return (sides[0] + sides[1]) / 2
+        return sides[0] * ONE_SIDED if sides else 0.5
 
     def kept_words(self, window: str) -> float:
         """The share of the quote's words still in the window, or of the window's words from the quote,
@@ -231,10 +237,13 @@ class _Search:
             if not same_place and not self.distinctive and best.context < CONTEXT_AGREES:
                 if a.occurrences != 1 or self.chars < SHORT_UNIQUE_CHARS:
                     return _orphaned(f"a short {what} found elsewhere without its context")
-                in_place = self.fuzzy()  # an edited copy where it was beats a short copy found elsewhere
-                if in_place.found and in_place.start_line != best.start:
-                    return in_place
-        elif best.context < CONTEXT_DISAMBIGUATES or best.context - cands[1].context < MARGIN:
+                in_place = self.fuzzy()  # or was it edited where it was, and a copy typed elsewhere?
+                lo, hi = in_place.start_line or 0, in_place.end_line or 0
+                if in_place.found and (hi < best.start or lo > best.end) and self.clearly_in_place(lo, hi):
+                    return _orphaned(f"ambiguous: the {what} is at line {best.start}, and an edited copy in its "
+                                     f"old context at line {lo}")
+        elif (not (self.before and self.after) or best.context < self.disambiguates()
+              or best.context - cands[1].context < MARGIN):  # copies are told apart by context on both sides
             return _orphaned(f"ambiguous: the {what} occurs {len(cands)} times and the context does not single "
                              "one out")
         if best.context < 1.0 and (self.in_run() or any(abs(c.start - best.start) == self.k for c in cands[1:])):
@@ -246,6 +255,20 @@ class _Search:
         if len(cands) > 1:
             confidence = round(confidence * (0.9 + 0.1 * best.context), 3)
         return AnchorResult(status, best.start, best.end, confidence, f"{what} {where}")
+
+    def clearly_in_place(self, start: int, end: int) -> bool:
+        """As many lines as the quote, where it was (context matching on both sides), and the quote
+        lightly edited: very close, or with something appended or cut."""
+        if end - start + 1 != self.k or self.context_score(start, end) < BOTH_SIDES:
+            return False
+        window = "\n".join(self.norm[start - 1 : end])
+        contained = bool(window.strip()) and (self.quote_text in window or window in self.quote_text)
+        return contained or self.quote_score(start, end) >= SURE_QUOTE
+
+    def disambiguates(self) -> float:
+        """The context a copy needs to be taken for the annotated one: a quote that already had copies
+        when it was captured (whose context might have been as close) needs its own context intact."""
+        return 1.0 if self.anchor.occurrences > 1 else CONTEXT_DISAMBIGUATES
 
     def in_run(self) -> bool:
         """The quote was captured in a run of copies of itself (its context repeats it)."""
@@ -460,12 +483,15 @@ def reanchor(anchor: Anchor, text: str | None) -> AnchorResult:
             doubt = search.verbatim(starts, exact)
             if doubt.found or blank:
                 return doubt
+            if len(starts) >= anchor.occurrences:
+                return doubt  # as many copies as when captured: ours may be any of them
             if max(search.context_score(s, s + search.k - 1) for s in starts) >= IN_PLACE_CONTEXT:
                 return doubt  # copies that fit in their context: no edited one may win over them
             # the text is there, but where is in doubt: an edited copy in place may still settle it
             result = search.fuzzy()
             lo, hi = result.start_line or 0, result.end_line or 0
-            if result.found and not any(s <= hi and lo <= s + search.k - 1 for s in starts):
+            if (result.found and not any(s <= hi and lo <= s + search.k - 1 for s in starts)
+                    and search.clearly_in_place(lo, hi)):
                 return result
             return doubt
     if blank:

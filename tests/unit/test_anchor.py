@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.reanchor import run_cases
@@ -173,6 +173,42 @@ def edits_outside_the_block(draw):
 @settings(max_examples=500, deadline=None)
 @given(case=edits_outside_the_block())
 def test_edits_away_from_the_block_never_move_the_anchor_anywhere_wrong(case) -> None:
+    anchor, text, truth = case
+    r = reanchor(anchor, text)
+    assert not r.found or (r.start_line, r.end_line) == truth, r
+
+
+def _lookalike_copy(anchor: Anchor, new: list[str], truth: tuple[int, int]) -> bool:
+    """Another copy of the block whose neighbours equal the stored context: no local method can tell them apart."""
+    k = anchor.end_line - anchor.start_line + 1
+    quote = anchor.selected_text.split("\n")
+    for i in range(len(new) - k + 1):
+        if new[i : i + k] == quote and (i + 1, i + k) != truth:
+            before = "\n".join(new[max(0, i - 3) : i])[-200:]
+            after = "\n".join(new[i + k : i + k + 3])[:200]
+            if before.endswith(anchor.context_before) and after.startswith(anchor.context_after):
+                return True
+    return False
+
+
+@st.composite
+def moved_blocks(draw):
+    vocabulary = [f"v{i} = f({i})" for i in range(12)] + ["", "pass", "return x", "}"]
+    lines = draw(st.lists(st.sampled_from(vocabulary), min_size=3, max_size=40))
+    start = draw(st.integers(1, len(lines)))
+    end = draw(st.integers(start, min(len(lines), start + 4)))
+    anchor = Anchor.capture("\n".join(lines) + "\n", start, end)
+    block, rest = lines[start - 1 : end], lines[: start - 1] + lines[end:]
+    at = draw(st.integers(0, len(rest)))
+    new = rest[:at] + block + rest[at:]
+    truth = (at + 1, at + len(block))
+    assume(new != lines and not _lookalike_copy(anchor, new, truth))
+    return anchor, "\n".join(new) + "\n", truth
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=moved_blocks())
+def test_a_moved_block_is_found_where_it_went_or_orphaned_never_elsewhere(case) -> None:
     anchor, text, truth = case
     r = reanchor(anchor, text)
     assert not r.found or (r.start_line, r.end_line) == truth, r
