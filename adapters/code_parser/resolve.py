@@ -5,8 +5,10 @@ Resolved: Python (relative and absolute within the project, packages' `__init__.
 `./x.js` naming `x.ts`), Go (module path from the nearest go.mod → the package *directory*), Rust (`mod x;`,
 `crate::`/`self::`/`super::` paths → the module's file), Java (package → file under the file's source root,
 `pkg.*` → the package directory), C/C++ (`#include "…"` beside the file, then under `include/` dirs and the
-project root), Ruby (`require_relative`, and `require` under lib/), and relative path imports of PHP, Solidity,
-Zig, Bash, Julia and Lua's `require("a.b")`. Everything else keeps only its import text.
+project root), Ruby (`require_relative`, and `require` under lib/), PHP (`use A\\B\\C` → A/B/C.php or B/C.php
+under a source root, PSR-4 style; relative `require`s), Dart (`package:` → lib/), Haskell (module → path under
+src/, lib/, app/), and relative path imports of Solidity, Zig, Bash, Julia and Lua's `require("a.b")`.
+Everything else keeps only its import text.
 """
 
 from __future__ import annotations
@@ -247,6 +249,24 @@ def _lua(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     return ix.first_file([mod + ".lua", _join(mod, "init.lua"), _join("src", mod) + ".lua", _join("lua", mod) + ".lua"])
 
 
+def _php(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    if imp.relative:
+        return _relative_path(imp, path, ix)
+    parts = [p for p in imp.specifier.split("\\") if p]
+    if len(parts) < 2:
+        return None
+    # PSR-4 style: the namespace path under the importing file's source root (one of its ancestors, or src/,
+    # lib/), possibly without the vendor prefix; at least a directory and the file must match
+    roots = [*ix.ancestors(_dir(path)), "src", "lib"]
+    for k in range(len(parts) - 1):
+        rel = "/".join(parts[k:]) + ".php"
+        for root in dict.fromkeys(roots):
+            found = ix.first_file([_join(root, rel)])
+            if found:
+                return found
+    return None
+
+
 def _haskell(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     mod = imp.specifier.replace(".", "/")
     return ix.first_file([_join(root, mod) + ext for root in ("src", "lib", "app", "") for ext in (".hs", ".lhs")])
@@ -270,7 +290,7 @@ RESOLVERS: dict[str, Callable[[Import, str, ProjectIndex], str | None]] = {
     "c": _c,
     "cpp": _c,
     "ruby": _ruby,
-    "php": _relative_path,
+    "php": _php,
     "solidity": _relative_path,
     "zig": _relative_path,
     "bash": _bash,

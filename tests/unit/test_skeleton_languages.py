@@ -263,9 +263,11 @@ EXPECTED: dict[str, dict[str, tuple[dict[str, str], dict[str, dict[str, str]], l
             {"Engine": {"MAX": "const", "name": "property", "__construct": "constructor", "run": "method",
                         "implicitPublic": "method", "create": "method"},
              "Color": {"Red": "enum_member", "Green": "enum_member"}},
-            [("Acme\\Util\\Helper", None), ("Acme\\Util\\Clean", None), ("Acme\\Util\\Trim", None),
+            [("Acme\\Util\\Helper", "src/Util/Helper.php"), ("Acme\\Util\\Clean", None), ("Acme\\Util\\Trim", None),
              ("helpers.php", "src/helpers.php"), ("helpers.php", "src/helpers.php")]),
         "src/helpers.php": ({"helper": "function"}, {}, [("Engine.php", "src/Engine.php")]),
+        "src/Util/Helper.php": ({"Helper": "class"}, {"Helper": {"clean": "method"}},
+                                [("Acme\\Core\\Engine", None)]),  # not at its PSR-4 place, src/Core/Engine.php
     },
     "lua": {
         "acme/init.lua": ({"make": "function", "VERSION": "variable", "run": "function", "global_helper": "function"},
