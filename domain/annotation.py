@@ -1,0 +1,423 @@
+"""The Annotation aggregate (ai-loom): a note on a line range of a project file, kept anchored as the file changes.
+
+Handlers follow one rhythm: load (or create) → call a method → save, with the ports passed in: the
+file's text read through the project's path resolver, the clock's `at`, and a `Sealer` for secrets.
+
+A `secret` annotation's comment and quoted text (selected lines and their context) never enter an
+event in clear: the event carries `sealed` (the sealer's opaque output) and `digest`, the sha256 of
+the sealed payload, which includes a random salt so that the digest of a short comment cannot be
+confirmed by guessing. Tags, the path, the line range and the file's digest stay in clear.
+An annotation whose text is already in the log in clear cannot become secret (that would promise
+a secrecy the log cannot keep); a secret one may be made public, which writes its text in clear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.anchor import Anchor, AnchorResult, file_digest, reanchor, snippet_at
+from domain.canonical import canonical_json, natural_id, sha256_hex
+from domain.errors import Code, Code3Error
+from domain.stitch import StitchItem
+
+PRIORITIES = ("P0", "P1", "P2")
+SENSITIVITIES = ("public", "internal", "secret")
+DEFAULT_PRIORITY = "P1"
+MAX_COMMENT_CHARS = 4000
+MAX_TAGS = 16
+TAG = re.compile(r"^[a-z0-9_-]{2,50}$")  # as CodeNexus tags, so both share one vocabulary
+MAX_LINES = 1000
+MAX_PATH_CHARS = 1024
+CLIENT_KEY = re.compile(r"^[\x21-\x7e]{1,128}$")
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ANN_ID = re.compile(r"^ann_[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+_ANCHOR_TEXTS = ("selected_text", "context_before", "context_after")
+
+
+class Sealer(Protocol):
+    """Seals text so that only this installation can open it (adapters/secret_box.py: AES-GCM)."""
+
+    def seal(self, plaintext: str) -> str: ...
+
+    def open(self, sealed: str) -> str: ...
+
+
+def _invalid(message: str, hint: str) -> Code3Error:
+    return Code3Error(Code.VALIDATION, message, hint)
+
+
+# ids: "ann_" + the aggregate's 128-bit UUID in 26 Crockford base32 characters (ULID-shaped)
+
+
+def format_ann_id(uuid: UUID) -> str:
+    n = uuid.int
+    return "ann_" + "".join(CROCKFORD[(n >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+def parse_ann_id(ann_id: str) -> UUID:
+    """The aggregate id behind an `ann_…` id (E_VALIDATION when it is not one)."""
+    if not isinstance(ann_id, str) or not ANN_ID.match(ann_id):
+        raise _invalid("not an annotation id", "ids look like ann_ followed by 26 characters (0-9, A-Z without ILOU)")
+    n = 0
+    for ch in ann_id[4:]:
+        n = (n << 5) | CROCKFORD.index(ch)
+    return UUID(int=n)
+
+
+def annotation_uuid(at: datetime, client_key: str | None = None, entropy: int | None = None) -> UUID:
+    """With a client key: derived from it, so a repeated create collides instead of duplicating.
+    Without: ULID-like, 48 bits of milliseconds since the epoch then 80 random bits (time-ordered)."""
+    if client_key is not None:
+        return natural_id("annotation", check_client_key(client_key))
+    millis = int(at.timestamp() * 1000) & ((1 << 48) - 1)
+    rand = secrets.randbits(80) if entropy is None else entropy & ((1 << 80) - 1)
+    return UUID(int=(millis << 80) | rand)
+
+
+# rules, each checked once at the boundary of the aggregate
+
+
+def check_client_key(key: str) -> str:
+    if not isinstance(key, str) or not CLIENT_KEY.match(key):
+        raise _invalid("invalid idempotency key", "use 1-128 printable ASCII characters without spaces")
+    return key
+
+
+def check_path(path: str) -> str:
+    """A relative POSIX path inside the project (the path resolver then checks the file itself)."""
+    if (not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or path.startswith("/")
+            or "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path)
+            or any(part in ("", ".", "..") for part in path.split("/"))):
+        raise _invalid("invalid filePath", "give a path relative to the project root, with '/' separators, "
+                       "no '..' and at most 1024 characters")
+    return path
+
+
+def check_range(start_line: int, end_line: int) -> tuple[int, int]:
+    for v in (start_line, end_line):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _invalid("startLine and endLine must be integers", "lines count from 1")
+    if not 1 <= start_line <= end_line:
+        raise _invalid(f"invalid line range {start_line}-{end_line}", "use 1 <= startLine <= endLine")
+    if end_line - start_line + 1 > MAX_LINES:
+        raise _invalid(f"an annotation covers at most {MAX_LINES} lines", "annotate a smaller range")
+    return start_line, end_line
+
+
+def check_comment(comment: str) -> str:
+    if not isinstance(comment, str) or not comment.strip():
+        raise _invalid("the comment is empty", "say what the annotation is about")
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise _invalid(f"the comment is longer than {MAX_COMMENT_CHARS} characters", "shorten it")
+    if "\x00" in comment:
+        raise _invalid("the comment contains a NUL character", "remove it")
+    return comment
+
+
+def check_tags(tags: Iterable[str]) -> list[str]:
+    """Lower-case [a-z0-9_-]{2,50}, at most MAX_TAGS; repeats collapse, first order kept."""
+    if isinstance(tags, str):
+        raise _invalid("tags must be a list", 'give a list such as ["perf"]')
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not TAG.match(tag):
+            raise _invalid("invalid tag", "tags are 2-50 characters of a-z, 0-9, '_' or '-'")
+        if tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise _invalid(f"more than {MAX_TAGS} tags", "keep the tags that matter")
+    return out
+
+
+def check_priority(priority: str) -> str:
+    if priority not in PRIORITIES:
+        raise _invalid(f"invalid priority {priority!r}" if isinstance(priority, str) else "invalid priority",
+                       "use P0, P1 or P2")
+    return priority
+
+
+def check_sensitivity(sensitivity: str) -> str:
+    if sensitivity not in SENSITIVITIES:
+        raise _invalid("invalid sensitivity", "use public, internal or secret")
+    return sensitivity
+
+
+def _iso(at: datetime) -> str:
+    if at.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return at.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _need_sealer(sealer: Sealer | None) -> Sealer:
+    if sealer is None:
+        raise Code3Error(Code.INTERNAL, "secret annotations need the keystore's sealer",
+                         "the server was started without a keystore; configure one")
+    return sealer
+
+
+def _seal(sealer: Sealer | None, payload: dict[str, Any]) -> tuple[str, str, str]:
+    """(sealed, digest, salt) of a secret payload; a fresh salt makes the digest unguessable."""
+    salt = secrets.token_hex(16)
+    text = canonical_json({**payload, "salt": salt})
+    return _need_sealer(sealer).seal(text), sha256_hex(text), salt
+
+
+class Annotation(Aggregate):
+    id: UUID  # annotated so that create() may pass the id it derives (eventsourcing then accepts `id=`)
+
+    @classmethod
+    def create(cls, *, file_path: str, anchor: Anchor, comment: str, at: datetime, tags: Iterable[str] = (),
+               priority: str = DEFAULT_PRIORITY, sensitivity: str = "public", client_key: str | None = None,
+               sealer: Sealer | None = None, entropy: int | None = None) -> Annotation:
+        """A new annotation on `anchor` (captured by the handler from the file's current text)."""
+        request = _request(file_path, anchor.start_line, anchor.end_line, comment, tags, priority, sensitivity)
+        texts: dict[str, Any] = {k: getattr(anchor, k) for k in _ANCHOR_TEXTS}
+        if sensitivity == "secret":
+            payload = {"comment": request["comment"], **texts}
+            sealed, digest, salt = _seal(sealer, payload)
+            request_digest = sha256_hex(canonical_json({**request, "salt": salt}))
+            comment_in_event: str | None = None
+            texts = dict.fromkeys(_ANCHOR_TEXTS)
+        else:
+            sealed, digest, comment_in_event = None, None, request["comment"]
+            request_digest = sha256_hex(canonical_json(request))
+        return cls(
+            id=annotation_uuid(at, client_key, entropy), file_path=request["file_path"],
+            start_line=anchor.start_line, end_line=anchor.end_line, comment=comment_in_event, tags=request["tags"],
+            priority=priority, sensitivity=sensitivity, **texts, file_digest=anchor.file_digest,
+            occurrences=anchor.occurrences, sealed=sealed, digest=digest, request_digest=request_digest,
+            at=_iso(at),
+        )
+
+    @event("Annotated")
+    def __init__(self, file_path: str, start_line: int, end_line: int, comment: str | None, tags: list[str],
+                 priority: str, sensitivity: str, selected_text: str | None, context_before: str | None,
+                 context_after: str | None, file_digest: str, occurrences: int, sealed: str | None,
+                 digest: str | None, request_digest: str, at: str) -> None:
+        self.file_path = file_path
+        self.start_line, self.end_line = start_line, end_line
+        self.comment = comment
+        self.tags = list(tags)
+        self.priority = priority
+        self.sensitivity = sensitivity
+        self.selected_text, self.context_before, self.context_after = selected_text, context_before, context_after
+        self.file_digest = file_digest
+        self.occurrences = occurrences
+        self.sealed, self.digest = sealed, digest
+        self.created_sealed = sealed
+        self.request_digest = request_digest
+        self.created_at = self.updated_at = at
+        self.status, self.confidence, self.reason = "exact", 1.0, "annotated"
+        self.orphaned_against: str | None = None  # the file digest an orphaned anchor was last checked on
+        self.deleted = False
+
+    # reading
+
+    @property
+    def ann_id(self) -> str:
+        return format_ann_id(self.id)
+
+    @property
+    def secret(self) -> bool:
+        return self.sensitivity == "secret"
+
+    def check_live(self) -> None:
+        if self.deleted:
+            raise Code3Error(Code.NOT_FOUND, f"annotation {self.ann_id} was deleted", "list the annotations")
+
+    def _opened(self, sealer: Sealer | None, sealed: str | None = None) -> dict[str, Any]:
+        """The secret payload, checked against its digest (for the current one)."""
+        sealed = self.sealed if sealed is None else sealed
+        text = _need_sealer(sealer).open(sealed or "")
+        if sealed == self.sealed and sha256_hex(text) != self.digest:
+            raise Code3Error(Code.INTERNAL, "a sealed annotation failed its digest check", "restore the keystore")
+        return json.loads(text)
+
+    def texts(self, sealer: Sealer | None = None) -> dict[str, str]:
+        """comment, selected_text, context_before and context_after in clear (opened for a secret one)."""
+        if self.secret:
+            opened = self._opened(sealer)
+            return {k: opened[k] for k in ("comment", *_ANCHOR_TEXTS)}
+        return {"comment": self.comment or "", "selected_text": self.selected_text or "",
+                "context_before": self.context_before or "", "context_after": self.context_after or ""}
+
+    def anchor(self, sealer: Sealer | None = None) -> Anchor:
+        t = self.texts(sealer)
+        return Anchor(self.start_line, self.end_line, t["selected_text"], t["context_before"], t["context_after"],
+                      self.file_digest, self.occurrences)
+
+    def view(self, sealer: Sealer | None = None, reveal: bool = False) -> dict[str, Any]:
+        """The seed's Annotation shape (plus the anchor's state). A secret one shows no comment unless
+        `reveal` (for the owner's CLI, never for MCP or REST)."""
+        comment = self.texts(sealer)["comment"] if (not self.secret or reveal) else None
+        return {
+            "id": self.ann_id, "filePath": self.file_path, "startLine": self.start_line, "endLine": self.end_line,
+            "comment": comment, "tags": list(self.tags), "priority": self.priority,
+            "sensitivity": self.sensitivity, "createdAt": self.created_at, "updatedAt": self.updated_at,
+            "anchor": {"status": self.status, "confidence": self.confidence, "reason": self.reason},
+        }
+
+    def is_repeat_of(self, *, file_path: str, start_line: int, end_line: int, comment: str,
+                     tags: Iterable[str] = (), priority: str = DEFAULT_PRIORITY, sensitivity: str = "public",
+                     sealer: Sealer | None = None) -> bool:
+        """Whether a create with the same client key asked for what created this annotation."""
+        request = _request(file_path, start_line, end_line, comment, tags, priority, sensitivity)
+        if self.created_sealed is not None:
+            request["salt"] = self._opened(sealer, self.created_sealed)["salt"]
+        return sha256_hex(canonical_json(request)) == self.request_digest
+
+    # commands
+
+    def edit(self, *, at: datetime, comment: str | None = None, tags: Iterable[str] | None = None,
+             priority: str | None = None, sensitivity: str | None = None, anchor: Anchor | None = None,
+             sealer: Sealer | None = None) -> bool:
+        """Change what is given (None keeps it); `anchor` re-targets the range (captured by the handler).
+        Records Edited, or nothing when nothing changes."""
+        self.check_live()
+        changes: dict[str, Any] = {}
+        if tags is not None and (new_tags := check_tags(tags)) != self.tags:
+            changes["tags"] = new_tags
+        if priority is not None and check_priority(priority) != self.priority:
+            changes["priority"] = priority
+        target = self.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
+        if target == "secret" and not self.secret:
+            raise _invalid("an annotation whose text is already in the log in clear cannot become secret",
+                           "create a new annotation with sensitivity secret (and delete this one); "
+                           "this one's earlier text stays in the log's history")
+        if target != self.sensitivity:
+            changes["sensitivity"] = target
+        if anchor is not None:
+            check_range(anchor.start_line, anchor.end_line)
+            if (anchor.start_line, anchor.end_line) != (self.start_line, self.end_line):
+                changes.update(start_line=anchor.start_line, end_line=anchor.end_line)
+        if comment is not None:
+            check_comment(comment)
+        old = self.texts(sealer) if (self.secret or anchor is not None or comment is not None) else {}
+        new = dict(old)
+        if comment is not None:
+            new["comment"] = comment
+        if anchor is not None:
+            new.update({k: getattr(anchor, k) for k in _ANCHOR_TEXTS})
+            if anchor.file_digest != self.file_digest or anchor.occurrences != self.occurrences:
+                changes.update(file_digest=anchor.file_digest, occurrences=anchor.occurrences)
+        if new != old or "sensitivity" in changes:
+            changes.update(self._text_fields(new, target, sealer))
+        if not changes:
+            return False
+        self._edited(changes=changes, at=_iso(at))
+        return True
+
+    def locate(self, text: str | None, sealer: Sealer | None = None) -> AnchorResult:
+        """Where the annotated lines are in the file's current text, recording nothing (for read tools,
+        which show the current best anchor). An orphaned anchor already checked on this text stays so."""
+        if self.status == "orphaned" and text is not None and self.orphaned_against == file_digest(text):
+            return AnchorResult("orphaned", None, None, 0.0, self.reason)
+        return reanchor(self.anchor(sealer), text)
+
+    def verify(self, text: str | None, *, at: datetime, sealer: Sealer | None = None) -> AnchorResult:
+        """Re-anchor on the file's current text and record the outcome (`code3 loom verify`, the worker)."""
+        result = self.locate(text, sealer)
+        self.follow(result, text, at=at, sealer=sealer)
+        return result
+
+    def stitch_item(self, text: str | None, sealer: Sealer | None = None) -> StitchItem:
+        """This annotation as stitch takes it, its snippet from the file's current text at the current
+        best anchor. A secret one is never opened: stitch gets its place only."""
+        if self.secret:
+            return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=self.start_line,
+                              end_line=self.end_line, comment="", priority=self.priority, sensitivity="secret",
+                              snippet=None, tags=(), status=self.status)
+        where = self.locate(text, sealer)
+        start, end = (where.start_line, where.end_line) if where.found else (self.start_line, self.end_line)
+        snippet = snippet_at(text, start, end) if where.found and text is not None else None
+        return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=start or self.start_line,
+                          end_line=end or self.end_line, comment=self.texts(sealer)["comment"],
+                          priority=self.priority, sensitivity=self.sensitivity, snippet=snippet,
+                          tags=tuple(self.tags), status=where.status)
+
+    def follow(self, result: AnchorResult, text: str | None, *, at: datetime, sealer: Sealer | None = None) -> bool:
+        """Record where re-anchoring found the lines in the file's current `text` (None: file gone):
+        Reanchored (the anchor follows the text there) or Orphaned; nothing when nothing changed."""
+        self.check_live()
+        if not result.found:
+            checked = file_digest(text) if text is not None else None
+            if self.status == "orphaned" and self.orphaned_against == checked and self.reason == result.reason:
+                return False
+            self._orphaned(reason=result.reason, checked_digest=checked, at=_iso(at))
+            return True
+        assert text is not None and result.start_line is not None and result.end_line is not None
+        found = Anchor.capture(text, result.start_line, result.end_line)
+        if self.status != "orphaned" and found == self.anchor(sealer):
+            return False  # already anchored right there (the last outcome's status stays as it was)
+        texts = {k: getattr(found, k) for k in _ANCHOR_TEXTS}
+        if self.secret:
+            texts = {"comment": self.texts(sealer)["comment"], **texts}
+        self._reanchored(start_line=found.start_line, end_line=found.end_line, status=result.status,
+                         confidence=result.confidence, reason=result.reason, file_digest=found.file_digest,
+                         occurrences=found.occurrences, texts=self._text_fields(texts, self.sensitivity, sealer),
+                         at=_iso(at))
+        return True
+
+    def delete(self, *, at: datetime) -> bool:
+        """Deleted (the history stays in the log); a second delete records nothing."""
+        if self.deleted:
+            return False
+        self._deleted(at=_iso(at))
+        return True
+
+    def _text_fields(self, texts: dict[str, Any], sensitivity: str, sealer: Sealer | None) -> dict[str, Any]:
+        """The text fields as an event carries them: in clear, or sealed with a digest for a secret one."""
+        if sensitivity == "secret":
+            payload = {k: texts.get(k, self.texts(sealer)[k]) for k in ("comment", *_ANCHOR_TEXTS)}
+            sealed, digest, _ = _seal(sealer, payload)
+            return {"sealed": sealed, "digest": digest}
+        if self.secret:  # made public: the text leaves the seal
+            return {**{k: texts[k] for k in ("comment", *_ANCHOR_TEXTS)}, "sealed": None, "digest": None}
+        return {k: v for k, v in texts.items() if v != getattr(self, k)}
+
+    # events
+
+    @event("Edited")
+    def _edited(self, changes: dict[str, Any], at: str) -> None:
+        for key, value in changes.items():
+            setattr(self, key, value)
+        self.updated_at = at
+
+    @event("Reanchored")
+    def _reanchored(self, start_line: int, end_line: int, status: str, confidence: float, reason: str,
+                    file_digest: str, occurrences: int, texts: dict[str, Any], at: str) -> None:
+        self.start_line, self.end_line = start_line, end_line
+        self.status, self.confidence, self.reason = status, confidence, reason
+        self.file_digest, self.occurrences = file_digest, occurrences
+        self.orphaned_against = None
+        for key, value in texts.items():
+            setattr(self, key, value)
+        self.updated_at = at
+
+    @event("Orphaned")
+    def _orphaned(self, reason: str, checked_digest: str | None, at: str) -> None:
+        """The anchor is kept as it was (a later version of the file may hold the text again)."""
+        self.status, self.confidence, self.reason = "orphaned", 0.0, reason
+        self.orphaned_against = checked_digest
+        self.updated_at = at
+
+    @event("Deleted")
+    def _deleted(self, at: str) -> None:
+        self.deleted = True
+        self.updated_at = at
+
+
+def _request(file_path: str, start_line: int, end_line: int, comment: str, tags: Iterable[str], priority: str,
+             sensitivity: str) -> dict[str, Any]:
+    check_range(start_line, end_line)
+    return {"file_path": check_path(file_path), "start_line": start_line, "end_line": end_line,
+            "comment": check_comment(comment), "tags": check_tags(tags), "priority": check_priority(priority),
+            "sensitivity": check_sensitivity(sensitivity)}
