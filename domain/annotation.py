@@ -35,6 +35,7 @@ MAX_COMMENT_CHARS = 4000
 MAX_TAGS = 16
 TAG = re.compile(r"^[a-z0-9_-]{2,50}$")  # as CodeNexus tags, so both share one vocabulary
 MAX_LINES = 1000
+MAX_QUOTE_CHARS = 100_000
 MAX_PATH_CHARS = 1024
 CLIENT_KEY = re.compile(r"^[\x21-\x7e]{1,128}$")
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -112,6 +113,14 @@ def check_range(start_line: int, end_line: int) -> tuple[int, int]:
     return start_line, end_line
 
 
+def check_anchor(anchor: Anchor) -> Anchor:
+    """At most MAX_LINES lines and MAX_QUOTE_CHARS characters of quoted text."""
+    check_range(anchor.start_line, anchor.end_line)
+    if len(anchor.selected_text) > MAX_QUOTE_CHARS:
+        raise _invalid(f"the annotated lines hold more than {MAX_QUOTE_CHARS} characters", "annotate fewer lines")
+    return anchor
+
+
 def check_comment(comment: str) -> str:
     if not isinstance(comment, str) or not comment.strip():
         raise _invalid("the comment is empty", "say what the annotation is about")
@@ -178,6 +187,7 @@ class Annotation(Aggregate):
                priority: str = DEFAULT_PRIORITY, sensitivity: str = "public", client_key: str | None = None,
                sealer: Sealer | None = None, entropy: int | None = None) -> Annotation:
         """A new annotation on `anchor` (captured by the handler from the file's current text)."""
+        check_anchor(anchor)
         request = _request(file_path, anchor.start_line, anchor.end_line, comment, tags, priority, sensitivity)
         texts: dict[str, Any] = {k: getattr(anchor, k) for k in _ANCHOR_TEXTS}
         if sensitivity == "secret":
@@ -218,6 +228,11 @@ class Annotation(Aggregate):
         self.status, self.confidence, self.reason = "exact", 1.0, "annotated"
         self.orphaned_against: str | None = None  # the file digest an orphaned anchor was last checked on
         self.deleted = False
+
+    @staticmethod
+    def id_for_key(client_key: str) -> UUID:
+        """The id a create with this idempotency key gets: load it first to answer a repeat."""
+        return natural_id("annotation", check_client_key(client_key))
 
     # reading
 
@@ -295,7 +310,7 @@ class Annotation(Aggregate):
         if target != self.sensitivity:
             changes["sensitivity"] = target
         if anchor is not None:
-            check_range(anchor.start_line, anchor.end_line)
+            check_anchor(anchor)
             if (anchor.start_line, anchor.end_line) != (self.start_line, self.end_line):
                 changes.update(start_line=anchor.start_line, end_line=anchor.end_line)
         if comment is not None:

@@ -16,6 +16,7 @@ from domain.anchor import Anchor, reanchor
 from domain.annotation import (
     MAX_COMMENT_CHARS,
     MAX_LINES,
+    MAX_QUOTE_CHARS,
     MAX_TAGS,
     Annotation,
     annotation_uuid,
@@ -83,7 +84,7 @@ def test_ids_without_a_client_key_are_time_ordered() -> None:
 def test_a_client_key_gives_the_same_id_so_a_repeated_create_collides() -> None:
     first = new(client_key="req-1")
     again = new(client_key="req-1", at=T0 + timedelta(seconds=5))
-    assert first.id == again.id != new(client_key="req-2").id
+    assert first.id == again.id == Annotation.id_for_key("req-1") != new(client_key="req-2").id
     application = app()
     application.save(first)
     with pytest.raises(Exception):  # noqa: B017 - the store refuses a second version 1 of the same aggregate
@@ -130,10 +131,12 @@ def test_a_comment_at_the_limit_and_repeated_tags_are_fine() -> None:
     assert a.tags == ["perf", "api"]
 
 
-def test_an_annotation_covers_at_most_max_lines() -> None:
+def test_an_annotation_covers_at_most_max_lines_and_max_quote_chars() -> None:
     big = "\n".join(f"l{i}" for i in range(MAX_LINES + 5)) + "\n"
     assert new(big, 1, MAX_LINES).end_line == MAX_LINES
     assert code(lambda: new(big, 1, MAX_LINES + 1)) == "E_VALIDATION"
+    wide = "x" * (MAX_QUOTE_CHARS + 1) + "\n"
+    assert code(lambda: new(wide, 1, 1)) == "E_VALIDATION"
 
 
 # commands and events
