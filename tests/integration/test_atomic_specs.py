@@ -184,3 +184,18 @@ def test_concurrent_specify_calls_each_get_their_own_number(tmp_path: Path, call
     assert numbers == list(range(1, callers + 1)), answers
     listed = sorted(p.name for p in (tmp_path / "specs").iterdir())
     assert listed == sorted(a["feature_id"] for a in answers)
+
+
+def test_an_explicit_999_id_leaves_generated_ids_at_three_digits(tmp_path: Path) -> None:
+    from code3.wiring import build_services
+    from mcp_tools.lifecycle import specs
+
+    s = build_services(Settings(project=tmp_path))
+    try:
+        assert specs.specify(s, "Users can tag to-dos")["feature_id"] == "001-users-tag-dos"
+        assert specs.specify(s, "Something far away", feature_id="999-x")["feature_id"] == "999-x"
+        assert specs.specify(s, "Web AI agent project management")["feature_id"] == "002-web-ai-agent"
+        plan = specs.plan(s, "002-web-ai-agent")  # the generated id is one plan, tasks and publish accept
+        assert plan["paths"]["plan"] == "specs/002-web-ai-agent/plan.md"
+    finally:
+        s.close()
