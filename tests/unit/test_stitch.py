@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import Code3Error
-from domain.stitch import PRIORITY_RANK, StitchItem, cap_response, fence_for, order, shorten, stitch
+from domain.stitch import PRIORITY_RANK, StitchItem, _footer, cap_response, fence_for, order, shorten, stitch
 
 PATHS = ["src/a.py", "src/b.ts", "lib/c.go", "README.md"]
 TEXT = st.text(alphabet="abcdefghij klmnop\n`{}()=_.", max_size=400)
@@ -65,8 +65,11 @@ def test_stitch_keeps_its_promises_for_any_annotations_and_budget(items, budget,
     dropped_ranks = [PRIORITY_RANK[a.priority] for a in eligible[len(kept) :]]
     assert all(PRIORITY_RANK[a.priority] <= min(dropped_ranks, default=9) for a in kept)
     assert out["stats"]["files"] == len({a.file_path for a in kept})
-    # truncated exactly when the budget cut something
+    # truncated exactly when the budget cut something, and it cut only what did not fit
     assert out["stats"]["truncated"] == bool(out["dropped"])
+    if out["dropped"]:
+        one_more = stitch(eligible[: len(kept) + 1], template=template, max_chars=200_000, include_internal=True)
+        assert len(one_more.prompt) + len(_footer(len(eligible) - len(kept) - 1)) > budget
     # kept public annotations appear in order
     positions = [prompt.index(f"CMT{a.id[4:]}Q") for a in kept if a.sensitivity == "public"]
     assert positions == sorted(positions)
