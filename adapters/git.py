@@ -32,6 +32,8 @@ def commit_all(workdir: Path, message: str) -> str | None:
 
 def read_ref(git_dir: Path, ref: str) -> str | None:
     """The commit a ref points at, read from the repository's files (no subprocess on hot paths)."""
+    if not _safe_ref(git_dir, ref):
+        return None
     loose = git_dir / ref
     if loose.is_file():
         return loose.read_text().strip()
@@ -41,6 +43,15 @@ def read_ref(git_dir: Path, ref: str) -> str | None:
             if line.endswith(" " + ref) and not line.startswith(("#", "^")):
                 return line.split(" ", 1)[0]
     return None
+
+
+def _safe_ref(git_dir: Path, ref: str) -> bool:
+    """A ref name by git's rules, whose file lies inside the repository: a branch name is never a path out
+    of it (`../../keys/alice.key` is no ref)."""
+    if (not ref.startswith("refs/") or ".." in ref or "//" in ref or ref.endswith(("/", ".lock"))
+            or any(c in ref for c in " ~^:?*[\\\x00\n\r\t\x7f") or "@{" in ref):
+        return False
+    return (git_dir / ref).resolve().is_relative_to(git_dir.resolve())
 
 
 def current_branch(workdir: Path) -> str | None:

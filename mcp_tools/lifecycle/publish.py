@@ -14,9 +14,9 @@ from typing import Annotated
 from pydantic import Field
 
 from adapters.event_store import Change
-from adapters.files import inside, locked, recover
-from adapters.local_forge import check_repo
+from adapters.files import locked, recover
 from adapters.offline_writer import count_tasks
+from adapters.paths import PathRefused, ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
@@ -24,14 +24,14 @@ from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
 from domain.spec import Spec
+from domain.values import parse_amount, parse_duration, parse_repo
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PublishAnswer
 from mcp_tools.lifecycle.chain_record import bounty_change, chain_read, index_change, raise_for, register, sync_bounty
 from mcp_tools.lifecycle.specs import FeatureIdArg, check_feature_id
 from mcp_tools.services import Services
 
-AMOUNT = re.compile(r"^[1-9][0-9]{0,30}$")
-ASSET = re.compile(r"^[A-Z][A-Z0-9]{1,15}$")
+ASSET = re.compile(r"[A-Z][A-Z0-9]{1,15}")
 SEED_NETWORK = "testnet"  # seed 001's publish example names it
 LOCAL_CHAIN = "code3-local"  # the embedded ledger: no real money
 
@@ -52,27 +52,28 @@ def publish_issue_with_metadata(
     = None,
 ) -> PublishAnswer:
     """Publish the spec as an issue with code3/v1 metadata and create its on-chain bounty (idempotent on issue_hash)."""
-    check_repo(repo)
+    repo = parse_repo(repo)
     check_feature_id(feature_id)
-    if not AMOUNT.match(amount):
-        raise Code3Error(Code.VALIDATION, f"amount {amount!r} is not a positive integer",
-                         "pass the amount as a string of digits in the asset's smallest unit, e.g. \"1000000\"")
-    if not ASSET.match(asset):
+    parse_amount(amount)  # digits in the asset's smallest unit within u64: "7\n", "007" and 2^64 are refused
+    if not isinstance(asset, str) or not ASSET.fullmatch(asset):
         raise Code3Error(Code.VALIDATION, f"invalid asset {asset!r}", "use the asset's symbol, e.g. USDT")
     network = network or s.chain.network
     if network not in accepted_networks(s):
         names = " or ".join(repr(n) for n in accepted_networks(s))
         raise Code3Error(Code.VALIDATION, f"this server's chain ({chain_name(s)}) answers to network {names}, "
                          f"not {network!r}", f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
-    if deadline_seconds is not None and deadline_seconds <= 0:
-        raise Code3Error(Code.VALIDATION, f"deadline_seconds must be positive, not {deadline_seconds}",
-                         "pass how many seconds the bounty stays open before it expires, or omit it")
+    if deadline_seconds is not None:
+        parse_duration(deadline_seconds, "deadline_seconds")  # bounded: 10**30 never reaches the log
     with locked(s.specs_dir):
         recover(s.specs_dir, feature_id)  # a write a crash interrupted is finished or undone before the read
-    spec_file = inside(s.project, spec_path)
-    if not spec_file.is_file():
-        raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first")
-    spec_text = spec_file.read_text(encoding="utf-8")
+    paths = ProjectPaths(s.project)  # never a key, the state directory or a symlink out of the project
+    try:
+        spec_file = paths.resolve(spec_path)
+        spec_text = paths.read_text(spec_path)
+    except PathRefused as refused:
+        if refused.reason == "not_found":
+            raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first") from None
+        raise
     key = compute_issue_hash(repo=repo, feature_id=feature_id, spec_digest=sha256_hex(spec_text),
                              amount=amount, asset=asset, network=network)
     _refuse_conflicting_publish(s, feature_id, key)
@@ -80,10 +81,13 @@ def publish_issue_with_metadata(
     effort = max(1, count_tasks(tasks_md.read_text(encoding="utf-8"))) if tasks_md.exists() else 1
     wanted_labels = sorted({*(labels or ["code3", "open"]), "code3", "open"})
 
-    issue = present(s.store.update(Issue, Issue.create_id(key), lambda current: None if current else Issue(
+    issue = present(s.store.update_all(Change(Issue, Issue.create_id(key), lambda current: None if current else Issue(
         issue_hash=key, repo=repo, feature_id=feature_id, spec_path=spec_path, spec_digest=sha256_hex(spec_text),
         amount=amount, asset=asset, network=network, labels=wanted_labels, assignees=list(assignees or []),
-        effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None)), "the publish's Issue")
+        effort=effort, deadline=s.chain.now() + deadline_seconds if deadline_seconds else None)),
+        # one set of terms per feature, claimed before any side effect: a crashed publish retried with another
+        # amount is refused here instead of opening a second issue and bounty
+        index_change("publish", feature_id, key))[0], "the publish's Issue")
     if issue.bounty_id is None:
         issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
     issue = _open_issue(s, issue, spec_text)
