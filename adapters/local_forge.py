@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import shutil
 import urllib.error
 import urllib.request
@@ -22,9 +21,8 @@ from adapters.ports import Comment, IssueRef, PullRequest
 from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
+from domain.values import parse_forge_url, parse_repo
 
-REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-URL = re.compile(r"^[a-z]+://[^/]+/(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/(?P<kind>issues|pull)/(?P<n>\d+)$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, parent TEXT, default_branch TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS issues (repo TEXT NOT NULL, number INTEGER NOT NULL, is_pr INTEGER NOT NULL,
@@ -41,17 +39,12 @@ CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo 
 
 def parse_url(url: str) -> tuple[str, str, int]:
     """(`owner/repo`, `issues` | `pull`, number) of an issue or PR URL, on any forge host."""
-    match = URL.match(url.strip())
-    if not match:
-        raise Code3Error(Code.VALIDATION, f"not an issue or pull request URL: {url!r}",
-                         "pass a URL of the form <base>/owner/repo/issues/N or <base>/owner/repo/pull/N")
-    return match["repo"], match["kind"], int(match["n"])
+    parsed = parse_forge_url(url)  # a full match: no stray whitespace or newline is forgiven
+    return parsed.repo, parsed.kind, parsed.number
 
 
 def check_repo(repo: str) -> str:
-    if not REPO.match(repo):
-        raise Code3Error(Code.VALIDATION, f"invalid repository {repo!r}", "use the form owner/repo")
-    return repo
+    return parse_repo(repo)
 
 
 class LocalForge:

@@ -15,6 +15,7 @@ from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import strip_block
 from domain.spec import branch_name
+from domain.values import parse_branch
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import (
     AcceptAnswer,
@@ -36,7 +37,7 @@ SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
 def _issue_for_task(s: Services, task_id: str) -> Issue:
-    if not TASK_ID.match(task_id):
+    if not isinstance(task_id, str) or not TASK_ID.fullmatch(task_id):
         raise Code3Error(Code.VALIDATION, f"invalid task_id {task_id!r}", "use the form owner/repo#123")
     key = lookup(s, "task", task_id)
     issue = s.store.get(Issue, Issue.create_id(key)) if key else None
@@ -146,6 +147,7 @@ def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the
     """Open a pull request from your fork's branch (pending workspace changes are committed and pushed)."""
     """Open (or reuse) the PR from the acting user's fork branch; pending work in the workspace is pushed."""
     check_repo(repo)
+    parse_branch(branch)  # git's ref rules: a branch name is never a path
     if not title.strip():
         raise Code3Error(Code.VALIDATION, "title is empty", "give the PR a title")
     fork = s.forge.fork(repo)  # an existing fork is returned as it is (its name may differ from the repo's)
@@ -173,7 +175,7 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
               = None) -> SubmitAnswer:
     """Record submit_pr(bounty_id, pr_url, commit_sha) on chain (idempotent on pr_url)."""
     bounty = require_bounty(s, bounty_id)
-    if commit_sha is not None and not SHA.match(commit_sha):
+    if commit_sha is not None and not SHA.fullmatch(commit_sha):
         raise Code3Error(Code.VALIDATION, f"commit_sha {commit_sha!r} is not a hex commit id",
                          "pass the PR head's commit id, or omit it")
     mine = bounty.submission_of(s.signer.address)
