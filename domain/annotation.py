@@ -14,7 +14,6 @@ a secrecy the log cannot keep); a secret one may be made public, which writes it
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -24,22 +23,34 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.anchor import Anchor, AnchorResult, file_digest, reanchor, snippet_at
+from domain.annotation_rules import (
+    DEFAULT_PRIORITY,
+    MAX_COMMENT_CHARS,
+    MAX_LINES,
+    MAX_QUOTE_CHARS,
+    MAX_TAGS,
+    PRIORITIES,
+    SENSITIVITIES,
+    annotation_uuid,
+    check_anchor,
+    check_client_key,
+    check_comment,
+    check_path,
+    check_priority,
+    check_range,
+    check_sensitivity,
+    check_tags,
+    format_ann_id,
+    invalid,
+    parse_ann_id,
+)
 from domain.canonical import canonical_json, natural_id, sha256_hex
 from domain.errors import Code, Code3Error
 from domain.stitch import StitchItem
 
-PRIORITIES = ("P0", "P1", "P2")
-SENSITIVITIES = ("public", "internal", "secret")
-DEFAULT_PRIORITY = "P1"
-MAX_COMMENT_CHARS = 4000
-MAX_TAGS = 16
-TAG = re.compile(r"^[a-z0-9_-]{2,50}$")  # as CodeNexus tags, so both share one vocabulary
-MAX_LINES = 1000
-MAX_QUOTE_CHARS = 100_000
-MAX_PATH_CHARS = 1024
-CLIENT_KEY = re.compile(r"^[\x21-\x7e]{1,128}$")
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-ANN_ID = re.compile(r"^ann_[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+__all__ = ["DEFAULT_PRIORITY", "MAX_COMMENT_CHARS", "MAX_LINES", "MAX_QUOTE_CHARS", "MAX_TAGS", "PRIORITIES",
+           "SENSITIVITIES", "Annotation", "Sealer", "annotation_uuid", "format_ann_id", "parse_ann_id"]
+
 _ANCHOR_TEXTS = ("selected_text", "context_before", "context_after")
 
 
@@ -49,114 +60,6 @@ class Sealer(Protocol):
     def seal(self, plaintext: str) -> str: ...
 
     def open(self, sealed: str) -> str: ...
-
-
-def _invalid(message: str, hint: str) -> Code3Error:
-    return Code3Error(Code.VALIDATION, message, hint)
-
-
-# ids: "ann_" + the aggregate's 128-bit UUID in 26 Crockford base32 characters (ULID-shaped)
-
-
-def format_ann_id(uuid: UUID) -> str:
-    n = uuid.int
-    return "ann_" + "".join(CROCKFORD[(n >> (5 * i)) & 31] for i in reversed(range(26)))
-
-
-def parse_ann_id(ann_id: str) -> UUID:
-    """The aggregate id behind an `ann_…` id (E_VALIDATION when it is not one)."""
-    if not isinstance(ann_id, str) or not ANN_ID.match(ann_id):
-        raise _invalid("not an annotation id", "ids look like ann_ followed by 26 characters (0-9, A-Z without ILOU)")
-    n = 0
-    for ch in ann_id[4:]:
-        n = (n << 5) | CROCKFORD.index(ch)
-    return UUID(int=n)
-
-
-def annotation_uuid(at: datetime, client_key: str | None = None, entropy: int | None = None) -> UUID:
-    """With a client key: derived from it, so a repeated create collides instead of duplicating.
-    Without: ULID-like, 48 bits of milliseconds since the epoch then 80 random bits (time-ordered)."""
-    if client_key is not None:
-        return natural_id("annotation", check_client_key(client_key))
-    millis = int(at.timestamp() * 1000) & ((1 << 48) - 1)
-    rand = secrets.randbits(80) if entropy is None else entropy & ((1 << 80) - 1)
-    return UUID(int=(millis << 80) | rand)
-
-
-# rules, each checked once at the boundary of the aggregate
-
-
-def check_client_key(key: str) -> str:
-    if not isinstance(key, str) or not CLIENT_KEY.match(key):
-        raise _invalid("invalid idempotency key", "use 1-128 printable ASCII characters without spaces")
-    return key
-
-
-def check_path(path: str) -> str:
-    """A relative POSIX path inside the project (the path resolver then checks the file itself)."""
-    if (not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or path.startswith("/")
-            or "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path)
-            or any(part in ("", ".", "..") for part in path.split("/"))):
-        raise _invalid("invalid filePath", "give a path relative to the project root, with '/' separators, "
-                       "no '..' and at most 1024 characters")
-    return path
-
-
-def check_range(start_line: int, end_line: int) -> tuple[int, int]:
-    for v in (start_line, end_line):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise _invalid("startLine and endLine must be integers", "lines count from 1")
-    if not 1 <= start_line <= end_line:
-        raise _invalid(f"invalid line range {start_line}-{end_line}", "use 1 <= startLine <= endLine")
-    if end_line - start_line + 1 > MAX_LINES:
-        raise _invalid(f"an annotation covers at most {MAX_LINES} lines", "annotate a smaller range")
-    return start_line, end_line
-
-
-def check_anchor(anchor: Anchor) -> Anchor:
-    """At most MAX_LINES lines and MAX_QUOTE_CHARS characters of quoted text."""
-    check_range(anchor.start_line, anchor.end_line)
-    if len(anchor.selected_text) > MAX_QUOTE_CHARS:
-        raise _invalid(f"the annotated lines hold more than {MAX_QUOTE_CHARS} characters", "annotate fewer lines")
-    return anchor
-
-
-def check_comment(comment: str) -> str:
-    if not isinstance(comment, str) or not comment.strip():
-        raise _invalid("the comment is empty", "say what the annotation is about")
-    if len(comment) > MAX_COMMENT_CHARS:
-        raise _invalid(f"the comment is longer than {MAX_COMMENT_CHARS} characters", "shorten it")
-    if "\x00" in comment:
-        raise _invalid("the comment contains a NUL character", "remove it")
-    return comment
-
-
-def check_tags(tags: Iterable[str]) -> list[str]:
-    """Lower-case [a-z0-9_-]{2,50}, at most MAX_TAGS; repeats collapse, first order kept."""
-    if isinstance(tags, str):
-        raise _invalid("tags must be a list", 'give a list such as ["perf"]')
-    out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str) or not TAG.match(tag):
-            raise _invalid("invalid tag", "tags are 2-50 characters of a-z, 0-9, '_' or '-'")
-        if tag not in out:
-            out.append(tag)
-    if len(out) > MAX_TAGS:
-        raise _invalid(f"more than {MAX_TAGS} tags", "keep the tags that matter")
-    return out
-
-
-def check_priority(priority: str) -> str:
-    if priority not in PRIORITIES:
-        raise _invalid(f"invalid priority {priority!r}" if isinstance(priority, str) else "invalid priority",
-                       "use P0, P1 or P2")
-    return priority
-
-
-def check_sensitivity(sensitivity: str) -> str:
-    if sensitivity not in SENSITIVITIES:
-        raise _invalid("invalid sensitivity", "use public, internal or secret")
-    return sensitivity
 
 
 def _iso(at: datetime) -> str:
@@ -304,7 +207,7 @@ class Annotation(Aggregate):
             changes["priority"] = priority
         target = self.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
         if target == "secret" and not self.secret:
-            raise _invalid("an annotation whose text is already in the log in clear cannot become secret",
+            raise invalid("an annotation whose text is already in the log in clear cannot become secret",
                            "create a new annotation with sensitivity secret (and delete this one); "
                            "this one's earlier text stays in the log's history")
         if target != self.sensitivity:
