@@ -1,0 +1,99 @@
+"""Regressions of the trust review (issue 9): each finding refused by a mechanism, nothing written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.git import init_bare, read_ref
+from domain.errors import Code, Code3Error
+from mcp_tools.lifecycle import publish, specs, work
+from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
+
+
+@pytest.fixture
+def w(tmp_path: Path) -> Iterator[MemoryWorld]:
+    world = MemoryWorld(tmp_path)
+    yield world
+    world.close()
+
+
+def _refused(w: MemoryWorld, call: Any) -> Code:
+    before = (w.store.recorder.max_notification_id(), w.ledger.latest_version(), len(w.forge_state.issues))
+    with pytest.raises(Code3Error) as caught:
+        call()
+    assert caught.value.hint, "every refusal says what to do next"
+    assert (w.store.recorder.max_notification_id(), w.ledger.latest_version(), len(w.forge_state.issues)) == before
+    return caught.value.code
+
+
+def _publish(w: MemoryWorld, **overrides: Any) -> Any:
+    spec = specs.specify(w["alice"], "Users can export their to-do list as CSV", feature_id="001-csv",
+                         allow_overwrite=True)
+    args = {"repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
+            "amount": str(AMOUNT), "asset": "USDT", "network": w.ledger.network, **overrides}
+    return lambda: publish.publish_issue_with_metadata(w["alice"], **args)
+
+
+def test_a_branch_name_never_reads_a_file_outside_the_repository(tmp_path: Path) -> None:
+    bare = tmp_path / "repos" / "alice" / "app.git"
+    init_bare(bare, "# app\n")
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "alice.key").write_text("PRIVATE")
+    assert read_ref(bare, "refs/heads/main") is not None
+    assert read_ref(bare, "refs/heads/../../../../keys/alice.key") is None
+    assert read_ref(bare, "../../../keys/alice.key") is None
+
+
+def test_open_pr_refuses_a_branch_that_is_a_path(w: MemoryWorld) -> None:
+    assert _refused(w, lambda: work.open_pr(w["bob"], REPO, "../../../../../../keys/alice.key", "t", "b")) \
+        is Code.VALIDATION
+
+
+@pytest.mark.parametrize("spec_path", [".code3/keys/bob.key", "specs/../.code3/keys/bob.key", "/etc/passwd",
+                                       "specs/link.md", "specs/001-csv/spec.md\x00"])
+def test_publish_never_reads_a_key_a_state_file_or_a_symlink_out_of_the_project(w: MemoryWorld,
+                                                                                spec_path: str) -> None:
+    (w.project / "specs").mkdir(exist_ok=True)
+    os.symlink(w.project / ".code3" / "keys" / "bob.key", w.project / "specs" / "link.md")
+    code = _refused(w, _publish(w, spec_path=spec_path))
+    assert code in (Code.UNAUTHORIZED, Code.VALIDATION)
+
+
+def test_a_binary_spec_is_refused_with_a_coded_error(w: MemoryWorld) -> None:
+    (w.project / "specs" / "bin").mkdir(parents=True)
+    (w.project / "specs" / "bin" / "spec.md").write_bytes(b"\x00\x01\x02binary")
+    assert _refused(w, _publish(w, spec_path="specs/bin/spec.md")) is Code.VALIDATION
+
+
+@pytest.mark.parametrize("overrides", [{"deadline_seconds": 10**30}, {"deadline_seconds": 0},
+                                       {"amount": "7\n"}, {"amount": "007"}, {"amount": str(2**64)},
+                                       {"repo": "alice/todo-app\n"}, {"asset": "USDT\n"},
+                                       {"feature_id": "001-csv\n"}, {"feature_id": "001-" + "x" * 300}])
+def test_publish_refuses_out_of_range_and_not_fully_matching_inputs_before_any_effect(
+        w: MemoryWorld, overrides: dict[str, Any]) -> None:
+    assert _refused(w, _publish(w, **overrides)) is Code.VALIDATION
+
+
+def test_a_crashed_publish_retried_with_another_amount_is_refused_before_a_second_issue(w: MemoryWorld) -> None:
+    first = _publish(w)
+    real = w.ledger.create_bounty
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the process died before the bounty")
+
+    w.ledger.create_bounty = dies  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        first()
+    w.ledger.create_bounty = real  # type: ignore[method-assign]
+    assert _refused(w, _publish(w, amount=str(AMOUNT + 1))) is Code.IDEMPOTENT_REJECTED
+    assert len(w.forge_state.issues) == 1
+
+
+@pytest.mark.parametrize("task_id", [f"{REPO}#1\n", f" {REPO}#1", f"{REPO}#0", "x" * 500])
+def test_task_ids_match_in_full(w: MemoryWorld, task_id: str) -> None:
+    assert _refused(w, lambda: work.accept_task(w["bob"], task_id)) is Code.VALIDATION
