@@ -9,7 +9,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'hypothesis-jsonschema>=0.23' 'schemathesis>=4.0,<5'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean wheel-check test-tools fuzz race
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -24,15 +24,37 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(VENV)/bin/code3 demo
 
+# The campaigns' short profile (the full ones: `make fuzz`, `make race`).
+FUZZ_EXAMPLES ?= 200
+RACE_ROUNDS ?= 2
+
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q
+	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 
-bench: $(VENV)/.installed
+wheel-check: $(VENV)/.installed
+	bash scripts/check_wheel.sh
+
+test-tools:
+	bash scripts/install_test_tools.sh
+
+# The campaigns of the trust issue at full size (`make test` runs a short profile of each).
+fuzz: $(VENV)/.installed
+	CODE3_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/campaigns/test_fuzz_tools.py
+
+race: $(VENV)/.installed
+	CODE3_RACE_ROUNDS=20 CODE3_RACERS=4 $(PY) -m pytest -q tests/campaigns/test_race_campaign.py
+
+# Every measurement, each printing ratios against a baseline measured in the same run.
+bench: $(VENV)/.installed test-tools
 	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.skeletons
+	$(PY) -m benchmarks.reverse_spec
+	$(PY) -m benchmarks.codenexus
+	$(PY) -m benchmarks.reanchor
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
