@@ -70,6 +70,7 @@ class SkeletonCache:
         self.entries: dict[tuple[str, str], Entry] = {}  # (root, rel path) → entry
         self._lock = threading.Lock()
         self._dirty: set[tuple[str, str]] = set()  # keys to write at the next save()
+        self._gone: set[tuple[str, str]] = set()  # keys to delete at the next save()
         if self.path and os.path.exists(self.path):
             self._load()
 
@@ -91,6 +92,15 @@ class SkeletonCache:
         """Note that an entry was changed in place (re-resolved imports), so `save()` writes it."""
         with self._lock:
             self._dirty.add((root, rel))
+
+    def forget(self, root: str, under: str, keep: set[str]) -> None:
+        """Drop the entries of files under `under` ("" for all of root) that are no longer listed."""
+        prefix = f"{under}/" if under else ""
+        with self._lock:
+            for key in [k for k in self.entries if k[0] == root and k[1].startswith(prefix) and k[1] not in keep]:
+                del self.entries[key]
+                self._dirty.discard(key)
+                self._gone.add(key)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -114,11 +124,12 @@ class SkeletonCache:
 
     def save(self) -> None:
         """Write the entries changed since the last save (no-op without a path or when nothing changed)."""
-        if not self.path or not self._dirty:
+        if not self.path or not (self._dirty or self._gone):
             return
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with self._lock:
             keys, self._dirty = self._dirty, set()
+            gone, self._gone = self._gone, set()
             rows = []
             for key in keys:
                 e = self.entries.get(key)
@@ -132,3 +143,4 @@ class SkeletonCache:
                 db.execute(f"PRAGMA user_version = {self.VERSION}")
             db.execute(self.SCHEMA)
             db.executemany("INSERT OR REPLACE INTO skeletons VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("DELETE FROM skeletons WHERE path = ?", [(f"{r}\0{p}",) for r, p in gone])

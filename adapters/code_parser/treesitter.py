@@ -117,7 +117,10 @@ class TreeSitterCodeParser:
         if not missing and previous is not None and previous[0] == fingerprint:
             return previous[1]  # nothing changed since the last scan of this target
 
-        index = ProjectIndex(root, {c.rel for c in listing.files})
+        listed = {c.rel for c in listing.files}
+        if os.path.isdir(os.path.join(root, rel_target)):
+            self.cache.forget(root, rel_target, listed)  # files deleted since the last scan
+        index = ProjectIndex(root, listed)
         files: list[FileSkeleton] = []
         for cand in listing.files:
             entry = entries[cand.rel]

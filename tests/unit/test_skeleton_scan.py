@@ -175,6 +175,10 @@ def test_on_disk_cache_writes_only_changed_rows(project: Path, tmp_path_factory:
     assert rewritten == ["app/util.py"]
     fresh = TreeSitterCodeParser(cache=SkeletonCache(cache_file), workers=1).scan(project)
     assert [e.name for e in fresh.file("app/util.py").exports] == ["helper2"]
+    util.unlink()  # a deleted file leaves the cache, in memory and on disk
+    assert parser.scan(project).file("app/util.py") is None
+    assert ("app/util.py" not in {rel for _, rel in parser.cache.entries})
+    assert ("app/util.py" not in {rel for _, rel in SkeletonCache(cache_file).entries})
 
 
 def test_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
