@@ -1,10 +1,11 @@
 """Secrets redaction for source text sent to a model (`deep` mode adds function bodies).
 
 Three nets, in order: known token formats (GitHub, AWS, Anthropic/OpenAI-style keys, Slack, Google,
-Stripe, JWTs), PEM private-key blocks, and high-entropy string literals (a quoted run of 20+ characters
-from a token alphabet whose Shannon entropy is at least 4.0 bits per character, or a hex run of 32+ in
-an assignment to a secret-sounding name). Each match is replaced by `[REDACTED:<kind>]`; the answer
-says how many of each kind were redacted, never what they were.
+Stripe, JWTs), PEM private-key blocks, secret-named assignments (`password = "…"`), and random-looking
+string literals: 20+ characters from a token alphabet, not words and numbers joined (identifiers, model
+ids, versions), mostly not made of word-like runs, with digits or mixed case and a Shannon entropy of at
+least 3.5 bits per character; hex runs of 32+ always. Each match is replaced by `[REDACTED:<kind>]`; the
+answer says how many of each kind were redacted, never what they were.
 """
 
 from __future__ import annotations
@@ -40,13 +41,27 @@ def shannon_entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
+_WORD = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_PLAIN = re.compile(r"[a-z]+\d*|\d+[a-z]{0,2}|[A-Z]?[a-z]+")
+
+
+def word_coverage(value: str) -> float:
+    """The share of `value` made of word-like runs (3+ letters with a vowel): high for identifiers such as
+    `LinkedOrganizationSpendLimitReachedError` or `cache_creation.input_tokens`, low for random tokens."""
+    covered = sum(len(w) for w in _WORD.findall(value) if len(w) >= 3 and _VOWEL.search(w))
+    return covered / len(value) if value else 0.0
+
+
 def _looks_random(value: str) -> bool:
     if len(value) < 20 or " " in value:
         return False
-    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
-    if re.fullmatch(r"[0-9a-f]{32,}", value):
+    if re.fullmatch(r"[0-9a-f]{32,}|[0-9A-F]{32,}", value):
         return True  # a hex digest or key
-    return classes >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
+    if all(_PLAIN.fullmatch(part) for part in re.split(r"[-_.]", value) if part):
+        return False  # words and numbers joined: a model id, a version, a date-stamped name
+    mixed = bool(re.search(r"\d", value)) or (bool(re.search(r"[a-z]", value)) and bool(re.search(r"[A-Z]", value)))
+    return mixed and word_coverage(value) < 0.5 and shannon_entropy(value) >= 3.5
 
 
 @dataclass

@@ -15,10 +15,30 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from domain.canonical import canonical_json, sha256_hex
 from domain.skeleton import FileSkeleton, MergedSkeleton, skeleton_hash
+
+_FILE_SURFACES: dict[tuple[str, str], str] = {}  # (path, content sha256) -> the file's API-surface hash
+
+
+def file_surface(f: FileSkeleton) -> str:
+    """`skeleton_hash` of one file, computed once per content (a file's surface follows from its bytes)."""
+    key = (f.path, f.sha256)
+    found = _FILE_SURFACES.get(key)
+    if found is None:
+        if len(_FILE_SURFACES) > 200_000:
+            _FILE_SURFACES.clear()
+        found = _FILE_SURFACES[key] = skeleton_hash(f)
+    return found
+
+
+def api_hash(files: Iterable[FileSkeleton]) -> str:
+    """The API-surface hash of a set of files (what reverse-spec records as `skeletonHash`): sha256 over the
+    sorted (path, file surface hash) pairs, so unchanged files cost nothing to hash again."""
+    return sha256_hex(canonical_json(sorted([f.path, file_surface(f)] for f in files)))
 
 
 def module_of(path: str) -> str:
@@ -47,7 +67,7 @@ class ModuleGraph:
         for f in self.files[module]:
             hit = known.get(f.path)
             if hit is None or hit[0] != f.sha256:
-                hit = known[f.path] = [f.sha256, skeleton_hash(f)]
+                hit = known[f.path] = [f.sha256, file_surface(f)]
             parts.append([f.path, hit[1]])
         return sha256_hex(canonical_json(sorted(parts)))
 

@@ -20,8 +20,7 @@ from pydantic import Field
 
 from adapters.atomic_write import write_text_atomic
 from domain.errors import Code3Error
-from domain.module_graph import ModuleGraph, build
-from domain.skeleton import skeleton_hash
+from domain.module_graph import ModuleGraph, api_hash, build
 from domain.spec_document import render_front
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import BatchAnswer, ModuleFailure
@@ -137,7 +136,7 @@ def run_batch(s: Services, project_root: str | None = None, force: bool = False,
     index_generated = force or bool(successful) or checkpoint.state.get("index") != index_key \
         or not index_file.is_file()
     if index_generated:
-        text = render_index(root, graph, keys, specs, previous_version(index_file) + 1, skeleton_hash(merged))
+        text = render_index(root, graph, keys, specs, previous_version(index_file) + 1, api_hash(merged.files))
         write_text_atomic(index_file, text)
         checkpoint.state["index"] = index_key
     checkpoint.save()

@@ -150,25 +150,31 @@ def assemble(target: str, merged: MergedSkeleton, *, deps: list[Piece] | None = 
     skeleton = _skeleton_pieces(merged, True, True)
     dropped: list[dict[str, object]] = []
 
+    chars = len(_render(target, skeleton, deps, bodies))  # kept up to date as pieces go (linear, not quadratic)
+
     def size() -> int:
-        return estimate_tokens(_render(target, skeleton, deps, bodies))
+        return (chars + 3) // 4
+
+    def drop(pieces: list[Piece], kind: str) -> None:
+        nonlocal chars
+        piece = pieces.pop()
+        chars -= len(piece.text) + 2  # the piece and its separator
+        dropped.append({"kind": kind, "label": piece.label, "estimatedTokens": piece.tokens})
 
     while size() > budget and bodies:
-        piece = bodies.pop()
-        dropped.append({"kind": "snippet", "label": piece.label, "estimatedTokens": piece.tokens})
+        drop(bodies, "snippet")
     while size() > budget and deps:
-        piece = deps.pop()
-        dropped.append({"kind": "dependency-spec", "label": piece.label, "estimatedTokens": piece.tokens})
+        drop(deps, "dependency-spec")
     for docs, members, kind in ((False, True, "skeleton-docs"), (False, False, "skeleton-members")):
         if size() <= budget:
             break
         before = sum(p.tokens for p in skeleton)
         skeleton = _skeleton_pieces(merged, docs, members)
+        chars = len(_render(target, skeleton, deps, bodies))
         dropped.append({"kind": kind, "label": f"{kind.split('-')[1]} of every file",
                         "estimatedTokens": before - sum(p.tokens for p in skeleton)})
     while size() > budget and len(skeleton) > 1:
-        piece = skeleton.pop()
-        dropped.append({"kind": "skeleton-file", "label": piece.label, "estimatedTokens": piece.tokens})
+        drop(skeleton, "skeleton-file")
     text = _render(target, skeleton, deps, bodies)
     context = Context(text=text, budget=budget, dropped=dropped, redactions=redactions or Counter(),
                       parts={"skeleton": sum(p.tokens for p in skeleton),

@@ -15,7 +15,7 @@ from adapters.atomic_write import write_text_atomic
 from domain.drift import compare
 from domain.errors import Code, Code3Error
 from domain.generated_spec import GeneratedSpec
-from domain.skeleton import skeleton_hash
+from domain.module_graph import api_hash
 from domain.spec_document import SpecFormatError, parse, replace_baseline
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import DiffAnswer
@@ -38,7 +38,7 @@ def check_drift(s: Services, spec_path: str, source_path: str, accept: bool = Fa
                          "pass a .spec.md written by generate or batch (it embeds the baseline skeleton)") from None
     _rel, current = load_skeleton(s, source_path)
     drift = compare(document.baseline, current)
-    before, after = skeleton_hash(document.baseline), skeleton_hash(current)
+    before, after = api_hash(document.baseline.files), api_hash(current.files)
     accepted = False
     if accept and (drift.has_drift or before != after or document.baseline.hash != current.hash):
         new_text = replace_baseline(text, current, {"skeletonHash": after, "lastUpdated": now_iso()})

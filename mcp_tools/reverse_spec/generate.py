@@ -12,7 +12,8 @@ from pydantic import Field
 
 from adapters.atomic_write import write_text_atomic
 from domain.generated_spec import GeneratedSpec
-from domain.skeleton import MergedSkeleton, skeleton_hash
+from domain.module_graph import api_hash
+from domain.skeleton import MergedSkeleton
 from domain.spec_document import SpecFormatError, parse_front, render
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import author
@@ -82,7 +83,7 @@ def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, 
     confidence = author.confidence(authored, merged, context)
     target = out_dir / (name or spec_name(rel))
     version = previous_version(target) + 1
-    surface = skeleton_hash(merged)
+    surface = api_hash(merged.files)
     front = {"type": "module-spec", "version": version, "sourceTarget": rel,
              "relatedFiles": [f.path for f in merged.files], "lastUpdated": now_iso(), "confidence": confidence,
              "skeletonHash": surface, "model": authored.model}

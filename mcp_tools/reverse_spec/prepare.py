@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from domain.skeleton import MergedSkeleton, skeleton_hash
+from domain.module_graph import api_hash
+from domain.skeleton import MergedSkeleton
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import context as ctx
 from mcp_tools.reverse_spec.answers import MergedSummary, PrepareAnswer
@@ -29,7 +30,7 @@ def build_context(s: Services, rel: str, merged: MergedSkeleton, deep: bool,
 def summary(merged: MergedSkeleton) -> MergedSummary:
     inside = {f.path for f in merged.files}
     return {
-        "root": merged.root, "hash": merged.hash, "skeletonHash": skeleton_hash(merged), "files": len(merged.files),
+        "root": merged.root, "hash": merged.hash, "skeletonHash": api_hash(merged.files), "files": len(merged.files),
         "exports": sum(len(f.exports) for f in merged.files),
         "languages": dict(sorted(Counter(f.language for f in merged.files).items())),
         "skipped": dict(merged.skipped),

@@ -286,6 +286,8 @@ def test_a_second_batch_regenerates_nothing_and_force_regenerates_all(s: Service
     s.llm = model = CountingLLM()
     run_batch(s)
     assert len(model.calls) == 5
+    assert model.targets() == ["util", "core", "app", "cyc_a", "cyc_b"]
+    assert "### specs/util.spec.md" in model.calls[1], "leaves first: core's context has util's fresh spec"
     again = run_batch(s)
     assert len(model.calls) == 5, "no module changed: no model call"
     assert again["successful"] == [] and again["skipped"] == again["order"] and not again["indexGenerated"]

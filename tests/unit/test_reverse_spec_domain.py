@@ -155,6 +155,7 @@ def test_a_changed_leaf_changes_its_key_and_its_dependants_keys_only() -> None:
     files = [_file("app/main.py", "core/engine.py"), _file("core/engine.py", "util/text.py"), _file("util/text.py"),
              _file("other/o.py")]
     before = build(MergedSkeleton.build(".", files)).keys()
-    leaf = files[2].model_copy(update={"exports": [*files[2].exports, export("added", "def added() -> None")]})
+    leaf = files[2].model_copy(update={"exports": [*files[2].exports, export("added", "def added() -> None")],
+                                       "sha256": "1" * 64})  # new content, new hash: surfaces are kept per content
     after = build(MergedSkeleton.build(".", [*files[:2], leaf, files[3]])).keys()
     assert {m for m in before if before[m] != after[m]} == {"util", "core", "app"}

@@ -51,6 +51,15 @@ def test_ordinary_code_is_left_alone() -> None:
     assert result.text == text and result.total == 0
 
 
+@pytest.mark.parametrize("literal", ["LinkedOrganizationSpendLimitReachedError", "claude-sonnet-4-5-20250929",
+                                     "anthropic.usage.cache_creation.ephemeral_5m_input_tokens",
+                                     "computer-use-2025-01-24", "tool_search_tool_bm25_20251119",
+                                     "SyncBidirectionalPageCursor"])
+def test_identifiers_model_ids_and_versions_are_not_taken_for_secrets(literal: str) -> None:
+    text = f'kind = "{literal}"\n'
+    assert redact(text).text == text
+
+
 def test_entropy_of_random_and_plain_text() -> None:
     assert shannon_entropy(RANDOM) > 4.0 > shannon_entropy("aaaaaaaaaaaaaaaaaaaaaaab")
 
