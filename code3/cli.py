@@ -17,7 +17,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from code3 import __version__
-    from mcp_tools.server import build_server
+    from mcp_tools.server import build_server, run_stdio
 
     settings = _settings(args)
 
@@ -26,7 +26,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         return build_services(settings)
 
-    build_server(factory, profile=args.profile, version=__version__).run()
+    run_stdio(build_server(factory, profile=args.profile, version=__version__))
     return 0
 
 
@@ -90,8 +90,16 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from code3.wiring import build_services, ensure_identity, local_forge, webhook_secret
-    from mcp_tools.http_app import serve
+    from mcp_tools.http_app import serve, serve_token
 
+    if args.print_token:  # the one place the token is printed: the user asked for it
+        try:
+            token, _ = serve_token(_settings(args).state_dir, _settings(args).serve_token)
+        except ValueError as exc:
+            print(f"code3 serve: {exc}", file=sys.stderr)
+            return 2
+        print(token.decode())
+        return 0
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
         print(f"code3 serve: refusing to bind {args.host}: the webhook and MCP endpoints would be reachable from "
               "other machines. Pass --allow-remote if that is what you want.", file=sys.stderr)
@@ -99,6 +107,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"code3 serve: WARNING: listening on {args.host}, reachable beyond this machine", file=sys.stderr)
     settings = _settings(args)
+    try:
+        token, token_file = serve_token(settings.state_dir, settings.serve_token)
+    except ValueError as exc:
+        print(f"code3 serve: {exc}", file=sys.stderr)
+        return 2
     ensure_identity(settings)
     secret = webhook_secret(settings)
 
@@ -108,9 +121,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             local = local_forge(settings, settings.identity)
             local.add_hook(f"{url}/webhooks/github", secret.decode())
             local.close()
-        print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "webhook": f"{url}/webhooks/github"}), flush=True)
+        # where the bearer token for /mcp is, never the token itself (`--print-token` prints it)
+        auth = {"token_file": str(token_file)} if token_file else {"token_from": "CODE3_SERVE_TOKEN"}
+        print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "webhook": f"{url}/webhooks/github", **auth}),
+              flush=True)
 
-    serve(lambda: build_services(settings), secret, args.host, args.port, ready)
+    serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token)
     return 0
 
 
@@ -256,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on stdout)")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
+    p.add_argument("--print-token", action="store_true",
+                   help="print the bearer token /mcp requires (creating it on first use) and exit")
     p.set_defaults(func=cmd_serve)
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))

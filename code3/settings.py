@@ -42,6 +42,8 @@ VARIABLES = {
     "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
     "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
+    "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
+                         "16 characters (default: generated once into <project>/.code3/serve_token; never logged)",
     "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
                              "(default: generated once into <project>/.code3/webhook_secret)",
 }
@@ -60,6 +62,7 @@ class Settings:
     asset: str = "USDT"
     log_level: str = "WARNING"
     webhook_secret: str | None = field(default=None, repr=False)
+    serve_token: str | None = field(default=None, repr=False)
     github_token: str | None = field(default=None, repr=False)
     github_api_url: str = "https://api.github.com"
     github_git_url: str | None = None
@@ -103,6 +106,7 @@ class Settings:
             "asset": e.get("CODE3_ASSET", "USDT"),
             "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
             "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,
+            "serve_token": e.get("CODE3_SERVE_TOKEN") or None,
             "github_token": e.get("GITHUB_TOKEN") or None,
             "github_api_url": e.get("CODE3_GITHUB_API_URL") or "https://api.github.com",
             "github_git_url": e.get("CODE3_GITHUB_GIT_URL") or None,

@@ -8,7 +8,7 @@ Grep a tool's name to find the handler it runs.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -48,6 +48,12 @@ class ToolDecl:
 REGISTRY: dict[str, ToolDecl] = {}
 # Resources, prompts and other front features a family adds: (profiles, register(server, runtime)).
 EXTENSIONS: list[tuple[frozenset[str], Callable[[Any, Any], None]]] = []
+# `completer(services, typed, resolved) -> candidates`: values for an argument of a prompt or resource
+# template, given what the user has typed so far and the arguments already resolved.
+Completer = Callable[[Any, str, dict[str, str]], Iterable[str]]
+# (argument name, profiles, completer): MCP `completion/complete` for every prompt or resource template
+# argument of that name in those profiles. The front filters by prefix, sorts and caps the candidates.
+COMPLETERS: list[tuple[str, frozenset[str], Completer]] = []
 
 
 def tool(name: str, *, profiles: tuple[str, ...], **flags: Any) -> Callable[[F], F]:
@@ -68,5 +74,16 @@ def extension(*, profiles: tuple[str, ...]) -> Callable[[F], F]:
     def add(register: F) -> F:
         EXTENSIONS.append((frozenset((*profiles, "all")), register))
         return register
+
+    return add
+
+
+def completer(argument: str, *, profiles: tuple[str, ...]) -> Callable[[F], F]:
+    """Declare the decorated function as the completer of every prompt or resource-template argument named
+    `argument` in `profiles` (and in `all`); a later declaration for the same argument and profile wins."""
+
+    def add(fn: F) -> F:
+        COMPLETERS.append((argument, frozenset((*profiles, "all")), fn))
+        return fn
 
     return add

@@ -2,24 +2,230 @@
 
 The webhook and the tools share one Runtime (one set of services, one lock), so a merge delivery and
 a tool call never interleave inside a handler.
+
+Every route but the webhook (authenticated by its HMAC signature) and /healthz needs the serve token
+as `Authorization: Bearer <token>` (`Front`): /mcp today, the REST routes under /api and the web page
+at / when they come. The token is `CODE3_SERVE_TOKEN`, or generated once into
+`<project>/.code3/serve_token` (0600 in a 0700 directory). `Front` also answers POST /mcp bodies that
+are not JSON (-32700) or not a JSON-RPC message (-32600) itself, the same way in both protocol eras.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mcp_tools.server import Runtime, build_server
+from mcp_tools.server import INVALID_REQUEST, PARSE_ERROR, Runtime, build_server
 
-MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+log = logging.getLogger("code3.serve")
+
+MAX_BODY = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK's own cap for a streamable-HTTP request body
+TOKEN_FILE = "serve_token"
+MIN_TOKEN_LENGTH = 16
+OPEN_PATHS = frozenset({"/webhooks/github", "/healthz"})  # the webhook has its HMAC; health says nothing
 
 
-def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all") -> Any:
+class TooLarge(Exception):
+    pass
+
+
+# --- the serve token --------------------------------------------------------------------------------------------------
+
+def serve_token(state_dir: Path, configured: str | None = None) -> tuple[bytes, Path | None]:
+    """The bearer token `serve` requires, and the file it lives in (None when it comes from the environment).
+
+    Generated on first use (32 random bytes, URL-safe) into `state_dir/serve_token`, created 0600 in a
+    0700 directory and never rewritten: racing first starts agree on the first one written.
+    """
+    if configured is not None:
+        if len(configured) < MIN_TOKEN_LENGTH or any(c.isspace() for c in configured):
+            raise ValueError(f"CODE3_SERVE_TOKEN must be at least {MIN_TOKEN_LENGTH} characters without spaces")
+        return configured.encode(), None
+    path = state_dir / TOKEN_FILE
+    _private_dir(state_dir)
+    if not path.exists():
+        _write_once(path, secrets.token_urlsafe(32).encode())
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+    token = path.read_bytes().strip()
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(f"{path} holds no usable token; delete it and start `code3 serve` again")
+    return token, path
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """Write `path` 0600, atomically, unless it exists (the first writer wins; `link` never replaces)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):  # another process wrote it first: keep theirs
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def authorized(scope: dict[str, Any], token: bytes) -> bool | None:
+    """True for the right bearer token, False for a wrong one, None when none was sent (constant-time compare)."""
+    values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
+    if not values:
+        return None
+    if len(values) > 1:
+        return False
+    scheme, _, given = values[0].partition(b" ")
+    if scheme.lower() != b"bearer":
+        return False
+    return hmac.compare_digest(given.strip(), token)
+
+
+# --- bounded bodies ---------------------------------------------------------------------------------------------------
+
+def declared_length(scope: dict[str, Any]) -> int | None:
+    for key, value in scope.get("headers", []):
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def read_capped(receive: Callable[[], Any], cap: int, declared: int | None) -> bytes:
+    """The request body, read chunk by chunk; TooLarge as soon as it passes `cap` (checked against the
+    declared Content-Length first, so an announced oversize body is not read at all)."""
+    if declared is not None and declared > cap:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise anyio.EndOfStream
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+# --- the front --------------------------------------------------------------------------------------------------------
+
+class Front:
+    """ASGI in front of the SDK's app: the serve token on every route but the open ones, and JSON-RPC
+    parse/invalid-request errors for POST /mcp."""
+
+    def __init__(self, app: Any, token: bytes, mcp_path: str = "/mcp") -> None:
+        self.app = app
+        self.token = token
+        self.mcp_path = mcp_path
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if path not in OPEN_PATHS:
+            verdict = authorized(scope, self.token)
+            if not verdict:
+                await _unauthorized(send, presented=verdict is False)
+                return
+        if path == self.mcp_path and scope.get("method") == "POST":
+            try:
+                body = await read_capped(receive, MAX_MCP_BODY, declared_length(scope))
+            except TooLarge:
+                await _json(send, 413, {"error": "request body too large"}, headers=[(b"connection", b"close")])
+                return
+            except anyio.EndOfStream:
+                return
+            error = json_rpc_problem(body)
+            if error is not None:
+                await _json(send, 400, error)
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
+
+
+def json_rpc_problem(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error for a POST body that is not JSON (-32700, id null) or not one JSON-RPC message
+    (-32600, with its id when it has a usable one); None for a message the SDK should handle."""
+    from mcp.types import jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, or an oversized integer literal
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}}
+    try:
+        jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+    except (ValidationError, RecursionError):
+        request_id = decoded.get("id") if isinstance(decoded, dict) else None
+        if not (isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))):
+            request_id = None
+        return {"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": INVALID_REQUEST, "message": "Invalid Request: not a JSON-RPC 2.0 message"}}
+    return None
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _json(send: Any, status: int, body: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] | list[Any] = ()
+                ) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _unauthorized(send: Any, presented: bool) -> None:
+    challenge = b'Bearer realm="code3"' + (b', error="invalid_token"' if presented else b"")
+    await _json(send, 401, {"error": "unauthorized",
+                            "message": "send `Authorization: Bearer <token>`; `code3 serve --print-token` prints "
+                                       "the token (or set CODE3_SERVE_TOKEN)"},
+                headers=[(b"www-authenticate", challenge)])
+
+
+# --- the app ----------------------------------------------------------------------------------------------------------
+
+def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all",
+              token: bytes | None = None) -> Any:
+    if token is None or len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError("code3 serve needs a serve token (see mcp_tools.http_app.serve_token)")
     runtime = Runtime(factory)
     server = build_server(factory, profile=profile, runtime=runtime)
 
@@ -27,9 +233,15 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def github_webhook(request: Request) -> JSONResponse:
         from mcp_tools.lifecycle.webhook import receive
 
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            return JSONResponse({"error": "payload too large"}, status_code=413)
+        try:
+            body = await read_capped(request.receive, MAX_BODY, declared_length(request.scope))
+        except TooLarge:
+            log.warning("refused a webhook body over %d bytes", MAX_BODY)
+            # `Connection: close`: the server stops reading the rest instead of draining it
+            return JSONResponse({"error": f"payload too large (over {MAX_BODY} bytes)"}, status_code=413,
+                                headers={"Connection": "close"})
+        except anyio.EndOfStream:
+            return JSONResponse({"error": "the client went away"}, status_code=400)
         headers = dict(request.headers)
         answer = await anyio.to_thread.run_sync(lambda: runtime.run(lambda s: receive(s, secret, headers, body)))
         return JSONResponse(answer.body, status_code=answer.status)
@@ -38,14 +250,15 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
-    return server.streamable_http_app(host=host)
+    return Front(server.streamable_http_app(host=host), token)
 
 
-def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None]) -> None:
+def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
+          token: bytes | None = None) -> None:
     """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both)."""
     import uvicorn
 
-    config = uvicorn.Config(build_app(factory, secret, host), host=host, port=port, log_level="warning",
+    config = uvicorn.Config(build_app(factory, secret, host, token=token), host=host, port=port, log_level="warning",
                             lifespan="on")
     server = uvicorn.Server(config)
 

@@ -1,0 +1,47 @@
+"""Completions for the arguments every Code3 family names the same way: feature ids (the project's
+`specs/`), task ids, bounty ids and repositories (the bounty board). The front filters what a completer
+returns by what was typed, sorts it and caps it; a family adds its own with `@completer`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from mcp_tools.declare import completer
+
+EVERY_PROFILE = ("client-local", "client-remote", "server")
+FEATURE_DIR = re.compile(r"^[0-9]{3}-[a-z0-9][a-z0-9-]*$")
+
+
+@completer("feature_id", profiles=EVERY_PROFILE)
+def feature_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
+    specs = s.specs_dir
+    if not specs.is_dir():
+        return []
+    return [d.name for d in specs.iterdir() if FEATURE_DIR.match(d.name) and d.is_dir() and not d.is_symlink()]
+
+
+def _board(s: Any) -> list[dict[str, Any]]:
+    from projections import board
+    from projections.board import BountyBoard
+    from projections.runner import Runner
+
+    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
+    return board.rows(s.views)
+
+
+@completer("task_id", profiles=EVERY_PROFILE)
+def task_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
+    return [row["task_id"] for row in _board(s) if row["task_id"]]
+
+
+@completer("bounty_id", profiles=EVERY_PROFILE)
+def bounty_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
+    return [str(row["bounty_id"]) for row in _board(s)]
+
+
+@completer("repo", profiles=EVERY_PROFILE)
+def repositories(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
+    return [row["repo"] for row in _board(s) if row["repo"]]
