@@ -442,3 +442,28 @@ def test_specify_plan_and_tasks_write_through_claude_with_the_code_base_as_conte
         assert (project / spec["paths"]["spec"]).read_text().startswith("## 1. Intent"), "the model's answer"
     finally:
         fake.stop()
+
+
+def test_diff_on_the_typescript_fixture_finds_each_kind_and_ignores_a_reformat(s: Services, project: Path) -> None:
+    shutil.copytree(FIXTURES / "typescript", project, dirs_exist_ok=True)
+    engine = project / "src" / "engine.ts"
+    original = engine.read_text()
+    spec = generate(s, "src")["specPath"]
+    reformatted = (original.replace("export interface Options {\n  name: string;", "export interface Options {\n"
+                                    "  // the engine's name\n  name:   string;")
+                   .replace("export function", "export  function")
+                   .replace("constructor(opts: Options, public size: number)",
+                            "constructor(\n    opts: Options,\n    public size: number,\n  )"))
+    engine.write_text(reformatted)
+    quiet = check_drift(s, spec, "src")
+    assert quiet["items"] == [] and not quiet["hasDrift"], quiet["items"]
+    changed = (original.replace("  size?: number;\n", "  size?: string;\n")
+                       .replace("export let counter = 0;\n", "")
+                       .replace("export type Mode = \"fast\" | \"slow\";", "export type Mode = \"fast\" | \"slow\";\n"
+                                "export function extra(): void {}"))
+    engine.write_text(changed)
+    report = check_drift(s, spec, "src")
+    found = {(i["severity"], i["change"], i["name"]) for i in report["items"]}
+    assert ("high", "removed", "counter") in found
+    assert ("low", "added", "extra") in found
+    assert any(sev == "medium" and name == "Options.size" for sev, _, name in found), found
