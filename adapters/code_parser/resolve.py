@@ -1,13 +1,17 @@
 """Imports → project paths (project-relative, posix), per language; None when the target is not in the project.
 
-Resolved: Python (relative and absolute within the project, packages' `__init__.py`, submodules named in
-`from p import m`), JavaScript/TypeScript (relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files,
-`./x.js` naming `x.ts`), Go (module path from the nearest go.mod → the package *directory*), Rust (`mod x;`,
-`crate::`/`self::`/`super::` paths → the module's file), Java (package → file under the file's source root,
-`pkg.*` → the package directory), C/C++ (`#include "…"` beside the file, then under `include/` dirs and the
-project root), Ruby (`require_relative`, and `require` under lib/), PHP (`use A\\B\\C` → A/B/C.php or B/C.php
-under a source root, PSR-4 style; relative `require`s), Dart (`package:` → lib/), Haskell (module → path under
-src/, lib/, app/), and relative path imports of Solidity, Zig, Bash, Julia and Lua's `require("a.b")`.
+Resolved:
+- Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`;
+- JavaScript/TypeScript: relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files, `./x.js` naming x.ts;
+- Go: module path from the nearest go.mod → the package *directory*;
+- Rust: `mod x;`, `crate::`/`self::`/`super::` paths and 2018 child-module paths → the module's file;
+- Java, Kotlin, Scala: package → file under the file's source root, `pkg.*` → the package directory;
+- C/C++: `#include "…"` beside the file, then under `include/` dirs and the project root;
+- Ruby: `require_relative`, and `require` under lib/;
+- PHP: `use A\\B\\C` → A/B/C.php or B/C.php under a source root (PSR-4 style), relative `require`s;
+- Dart: relative and `package:` → lib/; Haskell: module → path under src/, lib/, app/;
+- Elixir: Acme.Util → lib/acme/util.ex; OCaml: module → its .ml beside the file; Lua: `require("a.b")`;
+- relative path imports of Solidity, Zig, Bash and Julia.
 Everything else keeps only its import text.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Callable
 
 from domain.skeleton import FileSkeleton, Import
@@ -197,12 +202,15 @@ def _rust(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     return _rust_file(ix, _rust_module_dir(path), segments)
 
 
-def _java(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+def _java(imp: Import, path: str, ix: ProjectIndex, ext: str = ".java") -> str | None:
     parts = imp.specifier.removeprefix("static ").split(".")
     wildcard = parts[-1] == "*"
     if wildcard:
         parts = parts[:-1]
-    roots = [*ix.ancestors(_dir(path)), "src/main/java", "src/test/java", "src"]
+    lang_dir = {".java": "java", ".kt": "kotlin", ".scala": "scala"}[ext]
+    roots = [*ix.ancestors(_dir(path)), f"src/main/{lang_dir}", f"src/test/{lang_dir}", "src"]
+    if imp.names and imp.names[0] not in ("*", parts[-1]) and not wildcard:
+        parts = [*parts, imp.names[0]]  # Scala selectors: import a.b.{C, D} names a/b/C first
     for root in dict.fromkeys(roots):
         base = _join(root, *parts)
         if wildcard:
@@ -210,7 +218,7 @@ def _java(imp: Import, path: str, ix: ProjectIndex) -> str | None:
                 return base
             continue
         for k in range(len(parts), 0, -1):  # com.x.Y.method (static import) → com/x/Y.java
-            found = ix.first_file([_join(root, *parts[:k]) + ".java"])
+            found = ix.first_file([_join(root, *parts[:k]) + ext])
             if found:
                 return found
     return None
@@ -267,6 +275,23 @@ def _php(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     return None
 
 
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _elixir(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    """Acme.Util → lib/acme/util.ex (Mix's convention: Macro.underscore of each segment)."""
+    rel = "/".join(_snake(p) for p in imp.specifier.split("."))
+    return ix.first_file([_join(root, rel) + ext for root in ("lib", "") for ext in (".ex", ".exs")])
+
+
+def _ocaml(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    """Module Util → util.ml beside the file (a dune library's modules share a directory)."""
+    head = imp.specifier.split(".")[0]
+    name = head[:1].lower() + head[1:]
+    return ix.first_file([_join(_dir(path), name) + ".ml", _join(_dir(path), name) + ".mli"])
+
+
 def _haskell(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     mod = imp.specifier.replace(".", "/")
     return ix.first_file([_join(root, mod) + ext for root in ("src", "lib", "app", "") for ext in (".hs", ".lhs")])
@@ -298,6 +323,10 @@ RESOLVERS: dict[str, Callable[[Import, str, ProjectIndex], str | None]] = {
     "lua": _lua,
     "dart": _dart,
     "haskell": _haskell,
+    "kotlin": lambda imp, path, ix: _java(imp, path, ix, ".kt"),
+    "scala": lambda imp, path, ix: _java(imp, path, ix, ".scala"),
+    "elixir": _elixir,
+    "ocaml": _ocaml,
 }
 
 

@@ -180,6 +180,8 @@ def test_kotlin(parser: TreeSitterCodeParser) -> None:
     assert members(kt.exports, "Color") == {"RED": "enum_member", "GREEN": "enum_member"}
     assert [(i.specifier, i.names) for i in kt.imports] == [
         ("kotlin.math.max", ["max"]), ("acme.util.Helper", ["H"]), ("acme.util.*", ["*"])]
+    base = "src/main/kotlin/acme/util"
+    assert [i.resolved for i in kt.imports] == [None, f"{base}/Helper.kt", base]
 
 
 def test_scala(parser: TreeSitterCodeParser) -> None:
@@ -192,6 +194,7 @@ def test_scala(parser: TreeSitterCodeParser) -> None:
     assert members(sc.exports, "Point") == {"x": "field", "y": "field"}
     assert [(i.specifier, i.names) for i in sc.imports] == [
         ("scala.collection.mutable", ["mutable"]), ("acme.util", ["Helper", "Other"])]
+    assert [i.resolved for i in sc.imports] == [None, "src/main/scala/acme/util/Helper.scala"]
 
 
 # language → {path: (exports {name: kind}, members {export: {member: kind}}, imports [(specifier, resolved)])}
@@ -289,9 +292,9 @@ EXPECTED: dict[str, dict[str, tuple[dict[str, str], dict[str, dict[str, str]], l
             {"Acme.Engine": "module"},
             {"Acme.Engine": {"__struct__": "struct", "new/1": "function", "run/2": "function", "run/1": "function",
                              "debug/1": "macro", "is_small/1": "function"}},
-            [("Acme.Util", None), ("Enum", None), ("Logger", None), ("GenServer", None)]),
+            [("Acme.Util", "lib/acme/util.ex"), ("Enum", None), ("Logger", None), ("GenServer", None)]),
         "lib/acme/util.ex": ({"Acme.Util": "module", "Acme.Util.Inner": "module"},
-                             {"Acme.Util": {"clean/1": "function"}}, [("Acme.Engine", None)]),
+                             {"Acme.Util": {"clean/1": "function"}}, [("Acme.Engine", "lib/acme/engine.ex")]),
     },
     "haskell": {
         "src/Acme/Engine.hs": (
@@ -306,7 +309,7 @@ EXPECTED: dict[str, dict[str, tuple[dict[str, str], dict[str, dict[str, str]], l
             {"U": "module", "t": "type", "mode": "type", "Failed": "error", "make": "function", "run": "function",
              "loop": "function", "other": "function", "Inner": "module", "S": "interface", "counter": "class"},
             {"t": {"name": "field", "size": "field"}, "mode": {"Fast": "constructor", "Slow": "constructor"}},
-            [("Printf", None), ("Util", None)]),
+            [("Printf", None), ("Util", "src/util.ml")]),
         "src/engine.mli": ({"t": "type", "make": "function", "run": "function", "Failed": "error"}, {}, []),
     },
     "zig": {
