@@ -249,3 +249,25 @@ def test_a_batch_killed_midway_resumes_in_a_new_process(project: Path) -> None:
         assert answer["skipped"] == ["util", "core"] and answer["successful"] == ["app", "cyc_a", "cyc_b"]
     finally:
         fake.stop()
+
+
+def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## reverse-spec:", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block, "the reverse-spec section of the README has no sh block"
+    project = tmp_path / "proj"
+    (project / "src" / "auth").mkdir(parents=True)
+    (project / "src" / "auth" / "login.py").write_text('def login(user: str, password: str) -> bool:\n'
+                                                       '    """Check the password."""\n    return bool(password)\n')
+    Keystore(project / ".code3" / "keys").get_or_create("default")
+    for line in block.group(1).splitlines():
+        command = shlex.split(line.split("#", 1)[0])
+        assert command[0] == "code3", line
+        done = subprocess.run([sys.executable, "-m", "code3", *command[1:]], env=env_for(project), cwd=project,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{line}: {done.stderr}"
+        json.loads(done.stdout)
