@@ -90,7 +90,9 @@ def store_env(project: Path, database_url: str | None) -> dict[str, str]:
 
 def _persistence_env(project: Path, database_url: str | None) -> dict[str, str]:
     if not database_url:
-        (project / ".code3").mkdir(parents=True, exist_ok=True)
+        from adapters.private_files import private_file
+
+        private_file(project / ".code3" / "events.sqlite")  # 0600 in a 0700 state directory
         return {
             "PERSISTENCE_MODULE": "eventsourcing.sqlite",
             "SQLITE_DBNAME": str(project / ".code3" / "events.sqlite"),

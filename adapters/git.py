@@ -6,6 +6,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from adapters.private_files import GIT_UMASK, private_dir
+
 AUTHOR = ["-c", "user.name=code3", "-c", "user.email=code3@localhost", "-c", "init.defaultBranch=main",
           "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"]
 
@@ -15,7 +17,8 @@ class GitError(RuntimeError):
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
-    proc = subprocess.run(["git", *AUTHOR, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(["git", *AUTHOR, *args], cwd=cwd, capture_output=True, text=True, check=False,
+                          umask=GIT_UMASK)  # repositories and clones are state: owner-only
     if proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout.strip()
@@ -62,7 +65,7 @@ def current_branch(workdir: Path) -> str | None:
 
 def init_bare(bare: Path, readme: str) -> None:
     """A bare repository whose `main` holds one commit with a README (what a forge creates)."""
-    bare.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(bare.parent)
     git("init", "-q", "--bare", "-b", "main", str(bare))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "w"

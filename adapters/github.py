@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from adapters.github_errors import budget_spent_error, final_error, github_policy, maybe_committed
+from adapters.github_errors import ForgeFailure, budget_spent_error, final_error, github_policy, maybe_committed
 from adapters.github_git import GitHubGit, GitTransient, web_base_from_api
 from adapters.local_forge import check_repo, parse_url
 from adapters.ports import Comment, IssueRef, PullRequest
 from adapters.retry import RetryBudgetSpent, RetryPolicy
+from adapters.scrub import register_secret, scrub, scrubbed_error
 from domain.errors import Code, Code3Error
 
 T = TypeVar("T")
@@ -66,6 +67,7 @@ class GitHubForge:
         self.web_url = (git_base_url or web_base_from_api(self.base_url)).rstrip("/")
         self.policy = policy or github_policy()
         self._token = token
+        register_secret(token)  # scrubbed from every message wherever it turns up
         self._actor = actor
         self._sleep = sleep
         self._clock = clock
@@ -109,18 +111,22 @@ class GitHubForge:
     # --- calls: retried when transient, mapped to Code3 errors when final ----------------------
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """The forge's boundary: whatever leaves it is a Code3Error or a ForgeFailure, scrubbed of secrets."""
         try:
             return self.policy.call(fn, sleep=self._sleep, clock=self._clock)
         except RetryBudgetSpent as spent:
             log.warning("%s: retry budget spent after %d attempt(s)", what, spent.attempts)
-            raise budget_spent_error(what, spent) from None
-        except Code3Error:
-            raise
+            raise scrubbed_error(budget_spent_error(what, spent)) from None
+        except Code3Error as exc:
+            clean = scrubbed_error(exc)
+            if clean is exc:
+                raise
+            raise clean from None
         except Exception as exc:
             mapped = final_error(exc, what)
-            if mapped is None:
-                raise
-            raise mapped from None  # the githubkit exception holds the request, Authorization header included
+            if mapped is None:  # not a GitHub answer: keep its type's name and a scrubbed text, not the object
+                raise ForgeFailure(scrub(f"{what}: {type(exc).__name__}: {exc}")) from None
+            raise scrubbed_error(mapped) from None  # the githubkit exception holds the request, token included
 
     def _create(self, what: str, send: Callable[[], T], existing: Callable[[], T | None]) -> T:
         """POST once: after a failure that may have committed (5xx, lost answer), look for the result first."""

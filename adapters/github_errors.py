@@ -14,10 +14,15 @@ from typing import Any
 
 from adapters.github_git import GitTransient
 from adapters.retry import RetryBudgetSpent, RetryPolicy
+from adapters.scrub import scrub
 from domain.errors import Code, Code3Error
 
 TOKEN_HINT = "set GITHUB_TOKEN to a valid token (classic: repo scope; fine-grained: issues, pull requests and " \
              "contents read/write on the repository)"
+
+
+class ForgeFailure(RuntimeError):
+    """A GitHub or git failure that is neither transient nor a known answer, its text scrubbed of secrets."""
 
 
 def github_policy(attempts: int = 5, budget_s: float = 120.0) -> RetryPolicy:
@@ -94,6 +99,11 @@ def wait_hint(exc: BaseException) -> float | None:
 
 
 def _github_message(resp: Any) -> str:
+    """What GitHub said, scrubbed: an error text may echo the request, the token included."""
+    return scrub(_raw_message(resp))
+
+
+def _raw_message(resp: Any) -> str:
     try:
         data = resp.raw_response.json()
     except Exception:
@@ -132,7 +142,7 @@ def final_error(exc: BaseException, what: str) -> Code3Error | None:
 def _where(exc: BaseException) -> str:
     """` at <url>` of a transport failure, so a wrong CODE3_GITHUB_API_URL shows in the message."""
     try:
-        return f" at {exc.exc.request.url.copy_with(query=None)}"  # type: ignore[attr-defined]
+        return scrub(f" at {exc.exc.request.url.copy_with(query=None)}")  # type: ignore[attr-defined]
     except Exception:
         return ""
 
@@ -150,7 +160,7 @@ def budget_spent_error(what: str, spent: RetryBudgetSpent) -> Code3Error:
     elif resp is not None:
         cause = f"GitHub kept answering HTTP {resp.status_code}"
     elif isinstance(last, GitTransient):
-        cause = f"git over HTTP kept failing ({last})"
+        cause = f"git over HTTP kept failing ({scrub(last)})"
     else:
         cause = f"GitHub did not answer{_where(last)} ({type(getattr(last, 'exc', last)).__name__})"
         when = f"{when} (in {wait} s), and check that the API URL (CODE3_GITHUB_API_URL) is right and reachable"

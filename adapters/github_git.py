@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 
 from adapters.git import AUTHOR, GitError
+from adapters.private_files import GIT_UMASK
+from adapters.scrub import register_secret, scrub
 from domain.errors import Code, Code3Error
 
 _AUTH_FAILED = re.compile(r"authentication failed|could not read username|returned error: 401|invalid credentials",
@@ -45,6 +47,7 @@ class GitHubGit:
         self._token = token
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         self._secrets = [s for s in (token, basic) if s]
+        register_secret(*self._secrets)
         self._auth_env = {
             "GIT_TERMINAL_PROMPT": "0",  # a refused token fails at once instead of waiting on a prompt
             "GIT_TRACE_REDACT": "1",  # should a user turn on GIT_TRACE_CURL, the header stays redacted
@@ -70,15 +73,14 @@ class GitHubGit:
 
     def run(self, *args: str, cwd: Path | None = None) -> str:
         proc = subprocess.run(["git", *AUTHOR, *args], cwd=cwd, env={**os.environ, **self._auth_env},
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, umask=GIT_UMASK)
         if proc.returncode == 0:
             return proc.stdout.strip()
         raise self._error(args, self.scrub(proc.stderr.strip()))
 
     def scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        """git's stderr without the token (in any form) or anything else that looks like a credential."""
+        return scrub(text, *self._secrets)
 
     def _error(self, args: tuple[str, ...], stderr: str) -> Exception:
         what = f"git {args[0]}"

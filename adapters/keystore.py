@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from adapters.ports import Signer
+from adapters.private_files import private_dir, private_file, write_private
+from adapters.scrub import register_secret
 from domain.errors import Code, Code3Error
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def address_of(public_key: bytes) -> str:
@@ -29,12 +32,27 @@ def public_key_of(private_key_hex: str) -> bytes:
     return key.public_key().public_bytes_raw()
 
 
+def sign(signer: Signer, message: bytes) -> bytes:
+    """An ed25519 signature of `message` by the signer's key."""
+    return Ed25519PrivateKey.from_private_bytes(bytes.fromhex(signer.private_key_hex)).sign(message)
+
+
+def verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
 class Keystore:
+    """Key files are mode 0600 in a 0700 directory, written once and never overwritten."""
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def _path(self, name: str) -> Path:
-        if not NAME.match(name):
+        if not isinstance(name, str) or not NAME.fullmatch(name):
             raise Code3Error(
                 Code.VALIDATION,
                 f"invalid account name {name!r}",
@@ -43,20 +61,23 @@ class Keystore:
         return self.directory / f"{name}.key"
 
     def new(self, name: str) -> Signer:
+        return self.add(name, Ed25519PrivateKey.generate().private_bytes_raw().hex())
+
+    def add(self, name: str, private_key_hex: str) -> Signer:
+        """Store a key under a new name; an existing name is never overwritten (E_EXISTS), even in a race."""
         path = self._path(name)
+        if not HEX64.fullmatch(private_key_hex):
+            raise Code3Error(Code.VALIDATION, "not an ed25519 private key", "a key is 32 bytes, 64 hex digits")
         if path.exists():
             raise Code3Error(Code.EXISTS, f"account {name!r} already exists", "pick another name")
-        key = Ed25519PrivateKey.generate()
-        private_hex = key.private_bytes_raw().hex()
-        public = key.public_key().public_bytes_raw()
-        record = {"name": name, "address": address_of(public), "public_key": public.hex(), "private_key": private_hex}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh)
-        os.replace(tmp, path)
-        return Signer(name=name, address=record["address"], private_key_hex=private_hex)
+        public = public_key_of(private_key_hex)
+        record = {"name": name, "address": address_of(public), "public_key": public.hex(),
+                  "private_key": private_key_hex}
+        private_dir(self.directory)
+        if not write_private(path, json.dumps(record).encode(), overwrite=False):
+            raise Code3Error(Code.EXISTS, f"account {name!r} already exists", "pick another name")
+        register_secret(private_key_hex)
+        return Signer(name=name, address=record["address"], private_key_hex=private_key_hex)
 
     def load(self, name: str) -> Signer:
         path = self._path(name)
@@ -66,8 +87,25 @@ class Keystore:
                 f"no account named {name!r} in the keystore {self.directory}",
                 f"create it with `code3 account new {name}` or choose another with CODE3_IDENTITY",
             )
-        record = json.loads(path.read_text())
-        return Signer(name=record["name"], address=record["address"], private_key_hex=record["private_key"])
+        private_file(path)  # a key file from an older version, or copied in, is tightened to 0600 in a 0700 dir
+        try:
+            record = json.loads(path.read_text())
+            signer = Signer(name=record["name"], address=record["address"], private_key_hex=record["private_key"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise Code3Error(Code.PRECONDITION, f"the key file {path} cannot be read ({type(exc).__name__})",
+                             "restore it from a backup (`code3 account import`)") from None
+        register_secret(signer.private_key_hex)
+        return signer
+
+    def find_address(self, address: str) -> str | None:
+        """The name of the key whose address is `address`, if this keystore holds it."""
+        for name in self.names():
+            try:
+                if self.load(name).address == address:
+                    return name
+            except Code3Error:
+                continue
+        return None
 
     def get_or_create(self, name: str) -> Signer:
         try:
@@ -75,7 +113,12 @@ class Keystore:
         except Code3Error as exc:
             if exc.code is not Code.NOT_FOUND:
                 raise
+        try:
             return self.new(name)
+        except Code3Error as exc:
+            if exc.code is not Code.EXISTS:  # another process created it a moment ago
+                raise
+            return self.load(name)
 
     def names(self) -> list[str]:
         if not self.directory.exists():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from adapters.git import git, init_bare, merge_branch, read_ref
 from adapters.ports import Comment, IssueRef, PullRequest
+from adapters.private_files import private_dir, write_private
 from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
@@ -29,7 +30,7 @@ CREATE TABLE IF NOT EXISTS issues (repo TEXT NOT NULL, number INTEGER NOT NULL, 
     title TEXT NOT NULL, body TEXT NOT NULL, labels TEXT NOT NULL, state TEXT NOT NULL, author TEXT NOT NULL,
     head TEXT, base TEXT, head_sha TEXT, merged INTEGER NOT NULL DEFAULT 0, merge_sha TEXT,
     PRIMARY KEY (repo, number));
-CREATE TABLE IF NOT EXISTS hooks (url TEXT PRIMARY KEY, secret TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hooks (url TEXT PRIMARY KEY, secret_ref TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS hook_deliveries (id TEXT PRIMARY KEY, url TEXT NOT NULL, event TEXT NOT NULL,
     payload TEXT NOT NULL, status INTEGER, error TEXT);
 CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL,
@@ -53,6 +54,7 @@ class LocalForge:
         self.actor = actor
         self.base_url = base_url.rstrip("/")
         self.db = SqlDb.sqlite(root / "forge.sqlite", _SCHEMA)
+        self._migrate_hook_secrets()
 
     def close(self) -> None:
         self.db.close()
@@ -92,7 +94,7 @@ class LocalForge:
         target = self._git_dir(name)
         if target.exists():
             shutil.rmtree(target)  # a fork interrupted before it was registered
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         git("clone", "-q", "--bare", str(self._git_dir(repo)), str(target))
         with self.db.statement() as db:
             db.execute("INSERT OR IGNORE INTO repos VALUES (?, ?, ?)", (name, repo, branch))
@@ -241,10 +243,46 @@ class LocalForge:
 
     # --- webhooks: the same signed deliveries GitHub sends ------------------------------------
 
-    def add_hook(self, url: str, secret: str) -> None:
+    # A hook's secret lives in a 0600 file under the forge's root; the table holds only the file's name.
+
+    def _secret_path(self, ref: str) -> Path:
+        return self.root / "hook_secrets" / ref
+
+    def _store_secret(self, url: str, secret: str) -> str:
+        ref = hashlib.sha256(url.encode()).hexdigest()[:32]
+        write_private(self._secret_path(ref), secret.encode())
+        return ref
+
+    def _secret(self, ref: str) -> str | None:
+        try:
+            return self._secret_path(ref).read_text()
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _migrate_hook_secrets(self) -> None:
+        """A forge file written before secrets moved out of the table: move them, and wipe the old column."""
         with self.db.statement() as db:
-            db.execute("INSERT INTO hooks VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET secret = excluded.secret",
-                       (url, secret))
+            columns = [row[1] for row in db.execute("PRAGMA table_info(hooks)").fetchall()]
+        if "secret" not in columns:
+            return
+        with self.db.statement() as db:
+            rows = db.execute("SELECT url, secret FROM hooks").fetchall()
+        refs = [(url, self._store_secret(url, secret)) for url, secret in rows]
+        with self.db.statement() as db:
+            db.execute("PRAGMA secure_delete = ON")  # overwrite the freed pages that held the secrets
+        with self.db.transaction() as db:
+            db.execute("DROP TABLE hooks")
+            db.execute("CREATE TABLE hooks (url TEXT PRIMARY KEY, secret_ref TEXT NOT NULL)")
+            for url, ref in refs:
+                db.execute("INSERT INTO hooks VALUES (?, ?)", (url, ref))
+        with self.db.statement() as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def add_hook(self, url: str, secret: str) -> None:
+        ref = self._store_secret(url, secret)
+        with self.db.statement() as db:
+            db.execute("INSERT INTO hooks VALUES (?, ?) "
+                       "ON CONFLICT (url) DO UPDATE SET secret_ref = excluded.secret_ref", (url, ref))
 
     def deliveries(self) -> list[dict[str, object]]:
         with self.db.statement() as db:
@@ -255,16 +293,20 @@ class LocalForge:
         """Send a recorded delivery again with the same id, as GitHub's "Redeliver" button does."""
         with self.db.statement() as db:
             row = db.execute("SELECT url, event, payload FROM hook_deliveries WHERE id = ?", (delivery_id,)).fetchone()
-            secret = db.execute("SELECT secret FROM hooks WHERE url = ?", (row[0],)).fetchone() if row else None
+            ref = db.execute("SELECT secret_ref FROM hooks WHERE url = ?", (row[0],)).fetchone() if row else None
+        secret = self._secret(ref[0]) if ref else None
         if row is None or secret is None:
             raise Code3Error(Code.NOT_FOUND, f"no delivery {delivery_id}", "list them with `code3 forge deliveries`")
-        return self._post(delivery_id, row[0], secret[0], row[1], row[2].encode())
+        return self._post(delivery_id, row[0], secret, row[1], row[2].encode())
 
     def _deliver(self, event: str, payload: dict[str, object]) -> None:
         body = json.dumps(payload).encode()
         with self.db.statement() as db:
-            hooks = db.execute("SELECT url, secret FROM hooks").fetchall()
-        for url, secret in hooks:
+            hooks = db.execute("SELECT url, secret_ref FROM hooks").fetchall()
+        for url, ref in hooks:
+            secret = self._secret(ref)
+            if secret is None:
+                continue  # its secret file is gone: sending unsigned would only be refused
             delivery_id = str(uuid.uuid4())
             with self.db.statement() as db:
                 db.execute("INSERT INTO hook_deliveries (id, url, event, payload) VALUES (?, ?, ?, ?)",

@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 from code3.settings import VARIABLES, Settings
 
@@ -45,20 +46,42 @@ def cmd_account(args: argparse.Namespace) -> int:
     settings = _settings(args)
     keystore = Keystore(settings.keystore_dir)
     if args.action == "new":
-        signer = keystore.new(args.name)
+        signer = keystore.new(args.target)
         print(json.dumps({"name": signer.name, "address": signer.address, "keystore": str(keystore.directory)}))
     elif args.action == "list":
         for name in keystore.names():
             print(f"{name}\t{keystore.load(name).address}")
     elif args.action == "fund":
         from code3.wiring import ledger
+        from domain.values import parse_amount
 
+        amount = parse_amount(args.amount)  # checked before anything is opened: a refusal writes nothing
         _require_local(settings, "chain", "the faucet")
-        signer = keystore.load(args.name)
-        balance = ledger(settings).mint(signer.address, args.asset or settings.asset, args.amount)
-        print(json.dumps({"name": signer.name, "address": signer.address, "asset": args.asset or settings.asset,
-                          "balance": balance}))
+        signer = keystore.load(args.target)
+        asset = args.asset or settings.asset
+        balance = ledger(settings).mint(signer.address, asset, amount)
+        print(json.dumps({"name": signer.name, "address": signer.address, "asset": asset, "balance": balance}))
+    elif args.action == "export":
+        from adapters.key_export import export_key, passphrase
+
+        if not args.out:
+            raise _usage("account export", "--out FILE is required", "code3 account export NAME --out alice.code3key")
+        keystore.load(args.target)  # an unknown name fails before the passphrase is asked
+        print(json.dumps(export_key(keystore, args.target, Path(args.out), passphrase(confirm=True))))
+    elif args.action == "import":
+        from adapters.key_export import import_key, passphrase, read_export
+
+        read_export(Path(args.target))  # a missing or foreign file fails before the passphrase is asked
+        if args.new_name:
+            keystore._path(args.new_name)
+        print(json.dumps(import_key(keystore, Path(args.target), passphrase(confirm=False), args.new_name)))
     return 0
+
+
+def _usage(command: str, message: str, example: str) -> Exception:
+    from domain.errors import Code, Code3Error
+
+    return Code3Error(Code.VALIDATION, f"code3 {command}: {message}", f"e.g. {example}")
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -160,17 +183,53 @@ def cmd_webhooks(args: argparse.Namespace) -> int:
         s.close()
 
 
+def _audit_key(settings: Settings, key: str) -> str:
+    """--key as an address or public key (hex), or the name of a key of this keystore (its address)."""
+    import re
+
+    from adapters.keystore import Keystore
+    from domain.errors import Code, Code3Error
+
+    if re.fullmatch(r"(0x)?[0-9a-fA-F]{64}", key):
+        return key
+    if re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", key):
+        return Keystore(settings.keystore_dir).load(key).address
+    raise Code3Error(Code.VALIDATION, f"--key {key[:80]!r} is not an address, a public key or an account name",
+                     "pass the expected signer's address (0x + 64 hex digits), public key (64 hex digits) or name")
+
+
+def _audit_check(args: argparse.Namespace) -> int:
+    from adapters.keystore import Keystore
+    from domain.errors import Code, Code3Error
+    from projections.audit_log import check
+
+    path = Path(args.target)
+    if not path.is_file():
+        raise Code3Error(Code.NOT_FOUND, f"no export file {path}", "pass a file written by `code3 audit export`")
+    settings = _settings(args)
+    key = _audit_key(settings, args.key) if args.key else None
+    result = check(path, key)
+    for problem in result.problems:
+        print(problem)
+    if result.signer is not None:
+        known = Keystore(settings.keystore_dir).find_address(result.signer["address"])
+        mine = f" ({known} in this keystore)" if known else ""
+        print(f"signed by {result.signer['address']}{mine}, public key {result.signer['public_key']}")
+        if key is None and result.ok:
+            print("the signature holds; pass --key ADDRESS to also require that this is the expected signer")
+    print("export intact" if result.ok else f"{len(result.problems)} problem(s)")
+    return 0 if result.ok else 1
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from domain.errors import Code, Code3Error
 
     if args.action == "check":
-        from projections.audit_log import check
-
-        problems = check(Path(args.target))
-        for problem in problems:
-            print(problem)
-        print("export intact" if not problems else f"{len(problems)} problem(s)")
-        return 1 if problems else 0
+        return _audit_check(args)
+    if args.key:
+        raise _usage(f"audit {args.action}", "--key goes with check only", "code3 audit check FILE --key 0x…")
+    if args.action == "export" and not Path(args.target).resolve().parent.is_dir():
+        raise Code3Error(Code.NOT_FOUND, f"no directory for {args.target}", "create the directory first")
     from code3.wiring import build_services, ensure_identity
     from mcp_tools.lifecycle import audit
     from projections import audit_log
@@ -184,8 +243,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 print(json.dumps(record))
             return 0
         if args.action == "export":
-            count = audit_log.export(s.store, Path(args.target))
-            print(json.dumps({"exported": count, "file": args.target}))
+            count = audit_log.export(s.store, Path(args.target), s.signer)
+            print(json.dumps({"exported": count, "file": args.target, "signed_by": s.signer.address}))
             return 0
         verdict = audit.verify(s)
         print(json.dumps({"ok": verdict.ok, "aggregates": verdict.aggregates, "board_rows": verdict.board_rows,
@@ -234,8 +293,16 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments answer like every other refusal: one coded line and a hint, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"code3: E_VALIDATION: {self.prog}: {message}\n  hint: see `{self.prog} --help`", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="code3", description="Event-sourced bounty workflows over MCP.")
+    parser = _Parser(prog="code3", description="Event-sourced bounty workflows over MCP.")
     parser.add_argument("--log-level", default=None, help="stderr log level (default: CODE3_LOG_LEVEL or WARNING)")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -252,10 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     p = common(sub.add_parser("account", help="manage the keystore (the identities this server acts as)"))
-    p.add_argument("action", choices=["new", "list", "fund"])
-    p.add_argument("name", nargs="?", default=None)
-    p.add_argument("--amount", type=int, default=0, help="with fund: amount in the smallest unit")
+    p.add_argument("action", choices=["new", "list", "fund", "export", "import"])
+    p.add_argument("target", nargs="?", default=None, metavar="NAME|FILE",
+                   help="the account's name (new, fund, export) or the exported file (import)")
+    p.add_argument("--amount", default=None, help="with fund: amount in the smallest unit (digits, at most 2^64-1)")
     p.add_argument("--asset", default=None, help="with fund: asset symbol (default: CODE3_ASSET)")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="with export: the file to write (never replaced); the passphrase comes from "
+                        "CODE3_PASSPHRASE or a prompt, never from an argument")
+    p.add_argument("--name", dest="new_name", default=None,
+                   help="with import: the name to store the key under (default: its exported name)")
     p.set_defaults(func=cmd_account)
 
     p = common(sub.add_parser("ledger", help="the embedded ledger: show it, or move its clock"))
@@ -289,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["history", "verify", "export", "check"])
     p.add_argument("target", nargs="?", default=None,
                    help="history: bounty id, task id or feature id; export/check: the JSON-lines file")
+    p.add_argument("--key", default=None, metavar="ADDRESS|PUBKEY|NAME",
+                   help="with check: the signer the export must be signed by (else any valid signer is shown)")
     p.set_defaults(func=cmd_audit)
 
     p = common(sub.add_parser("bounty", help="sponsor actions outside the MCP tools"))
@@ -320,21 +395,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Refusals of the caller's input (exit 2, like a usage error); other failures exit 1.
+_INPUT_CODES = frozenset({"E_VALIDATION", "E_NOT_FOUND", "E_EXISTS", "E_PRECONDITION", "E_UNAUTHORIZED"})
+_NEEDS_TARGET = {("account", "new"): "NAME", ("account", "fund"): "NAME", ("account", "export"): "NAME",
+                 ("account", "import"): "FILE", ("audit", "history"): "ID", ("audit", "export"): "FILE",
+                 ("audit", "check"): "FILE"}
+
+
+def _refuse(code: str, message: str, hint: str) -> int:
+    from adapters.scrub import scrub
+
+    print(f"code3: {code}: {scrub(message)}\n  hint: {scrub(hint)}", file=sys.stderr)
+    return 2 if code in _INPUT_CODES else 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed by _Parser.error
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    from adapters.scrub import ScrubFilter
+
     level = (args.log_level or Settings.from_env().log_level).upper()
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.command in ("account",) and args.action in ("new", "fund") and not args.name:
-        print(f"code3 account {args.action}: a NAME is required", file=sys.stderr)
-        return 2
-    if args.command == "audit" and args.action != "verify" and not args.target:
-        print(f"code3 audit {args.action}: a target is required (see code3 audit --help)", file=sys.stderr)
-        return 2
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(ScrubFilter())  # no secret reaches a log line, whoever logged it
+    what = _NEEDS_TARGET.get((args.command, getattr(args, "action", None)))
+    if what and not args.target:
+        return _refuse("E_VALIDATION", f"code3 {args.command} {args.action}: {what} is required",
+                       f"see `code3 {args.command} --help`")
     from domain.errors import Code3Error
 
     try:
         return int(args.func(args) or 0)
     except Code3Error as exc:
-        print(f"code3: {exc.code.value}: {exc.message}\n  hint: {exc.hint}", file=sys.stderr)
-        return 1
+        return _refuse(exc.code.value, exc.message, exc.hint)
+    except KeyboardInterrupt:
+        print("code3: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # no traceback for the user; the log has it at DEBUG
+        logging.getLogger("code3.cli").debug("unexpected failure", exc_info=True)
+        return _refuse("E_INTERNAL", f"{type(exc).__name__}: {exc}",
+                       "rerun with --log-level DEBUG for the details, and report it if it persists")

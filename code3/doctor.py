@@ -36,6 +36,7 @@ def diagnose(settings: Settings) -> list[Check]:
     from adapters.event_store import open_store
     from adapters.keystore import Keystore
     from code3 import wiring
+    from domain.errors import Code, Code3Error
 
     checks: list[Check] = []
     signer: Any = None
@@ -80,8 +81,22 @@ def diagnose(settings: Settings) -> list[Check]:
         path = settings.state_dir / "webhook_secret"
         return f"generated secret in {path}" if path.exists() else "no secret yet (code3 serve generates one)"
 
-    for name, probe in (("identity", identity), ("event store", store), ("forge", forge), ("chain", chain),
-                        ("webhook secret", webhook)):
+    def modes() -> str:
+        from adapters.private_files import loose_modes
+
+        roots = [settings.state_dir, settings.keystore_dir, settings.workspace_dir]
+        loose = loose_modes(*dict.fromkeys(roots), limit=6)
+        if loose:
+            shown = ", ".join(f"{path} ({mode:o})" for path, mode in loose[:5])
+            more = " and more" if len(loose) > 5 else ""
+            raise Code3Error(Code.PRECONDITION, f"state readable by other users: {shown}{more}",
+                             f"chmod -R go-rwx {settings.state_dir} (keys, secrets and databases must be 0600 "
+                             "in 0700 directories)")
+        return f"{settings.state_dir} and the keystore are private (files 0600, directories 0700)"
+
+    # file modes first: the other probes open the state, which tightens what they touch
+    for name, probe in (("file modes", modes), ("identity", identity), ("event store", store), ("forge", forge),
+                        ("chain", chain), ("webhook secret", webhook)):
         checks.append(_run(name, probe))
     return checks
 

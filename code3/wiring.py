@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 from dataclasses import replace
@@ -153,15 +152,16 @@ def worker(settings: Settings) -> Worker:
 
 def webhook_secret(settings: Settings) -> bytes:
     """GITHUB_WEBHOOK_SECRET, or the project's own generated one (the embedded forge signs with it)."""
+    from adapters.private_files import read_or_create_private
+    from adapters.scrub import register_secret
+
     if settings.webhook_secret:
+        register_secret(settings.webhook_secret)
         return settings.webhook_secret.encode()
-    path = settings.state_dir / "webhook_secret"
-    if not path.exists():
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-    return path.read_text().strip().encode()
+    # 0600 in the 0700 state directory, written once (atomically: a racing process reads the same secret)
+    secret = read_or_create_private(settings.state_dir / "webhook_secret", secrets.token_hex(32).encode()).strip()
+    register_secret(secret)
+    return secret
 
 
 def ensure_identity(settings: Settings) -> None:

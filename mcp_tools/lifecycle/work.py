@@ -10,6 +10,7 @@ from pydantic import Field
 
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
+from adapters.private_files import private_dir
 from domain.contract import STATUS_LABELS, Status
 from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
@@ -106,7 +107,7 @@ def fork_and_prepare(s: Services, repo: Annotated[str, Field(description="owner/
     fork = s.forge.fork(repo)
     workdir = s.workspace / fork.replace("/", "__")
     if not (workdir / ".git").exists():
-        workdir.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(workdir.parent)  # the workspace is state: 0700
         s.forge.clone(fork, workdir)
     branch = branch_name(feature_id)
     remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)

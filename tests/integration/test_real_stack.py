@@ -18,6 +18,7 @@ from mcp_tools.lifecycle import publish, settle, work
 from projections import audit_log
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work
+from tests.integration.test_secrets_at_rest import sqlite_files, table_texts
 
 pytestmark = pytest.mark.parametrize("stack", ["remote"], indirect=True)
 
@@ -84,13 +85,14 @@ def test_no_token_or_key_reaches_a_log_line_an_event_or_an_answer(world: World, 
         except Code3Error as exc:
             answers.append(exc.as_dict())
     export = tmp_path / "log.jsonl"
-    audit_log.export(w["alice"].store, export)
+    audit_log.export(w["alice"].store, export, w["alice"].signer)
 
     secrets = [f"token-{n}" for n in ("alice", "bob", "carol")]
     secrets += [w[n].signer.private_key_hex for n in ("alice", "bob", "carol")]
     secrets.append(webhook_secret(w.settings("alice")).decode())
+    tables = [text for db in sqlite_files(w.project / ".code3") for _, text in table_texts(db)]
     haystacks = {"logs": caplog.text + "\n".join(str(r.args) for r in caplog.records),
-                 "events": export.read_text(), "answers": json.dumps(answers),
+                 "events": export.read_text(), "answers": json.dumps(answers), "tables": "\n".join(tables),
                  "reprs": "".join(repr(w[n]) + repr(w.settings(n)) for n in ("alice", "bob", "carol"))}
     assert len(caplog.records) > 20, "the check needs logging at DEBUG to have happened"
     for where, text in haystacks.items():
