@@ -1,0 +1,68 @@
+"""What the ai-loom tools and routes answer: the seed's shapes, declared once (output schemas, OpenAPI)."""
+
+from __future__ import annotations
+
+from typing import NotRequired
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic builds nested TypedDict schemas only from this on Python < 3.12
+
+STRICT = ConfigDict(extra="forbid")
+
+
+@with_config(STRICT)
+class AnchorState(TypedDict):
+    status: str  # exact | moved | fuzzy | orphaned
+    confidence: float
+    reason: str
+
+
+@with_config(STRICT)
+class AnnotationView(TypedDict):
+    """The seed's Annotation; `comment` is null for a secret annotation (and for an internal one when the
+    server does not share internal annotations); `anchor` says where the lines are now."""
+
+    id: str
+    filePath: str
+    startLine: int
+    endLine: int
+    comment: str | None
+    tags: list[str]
+    priority: str
+    sensitivity: str
+    createdAt: str
+    updatedAt: str
+    anchor: AnchorState
+
+
+@with_config(STRICT)
+class ListAnswer(TypedDict):
+    items: list[AnnotationView]
+    nextOffset: NotRequired[int]
+    truncated: NotRequired[bool]  # the 256 KB response cap cut the page
+    omitted: NotRequired[int]
+
+
+@with_config(STRICT)
+class StitchStats(TypedDict):
+    annotations: int
+    chars: int
+    files: int
+    truncated: bool
+
+
+@with_config(STRICT)
+class StitchAnswer(TypedDict):
+    prompt: str
+    stats: StitchStats
+    dropped: list[str]  # beyond the seed: the ids the budget left out
+    tokenEstimate: int  # beyond the seed: about chars / 4, an estimate
+    truncated: NotRequired[bool]
+    omitted: NotRequired[int]
+
+
+@with_config(STRICT)
+class DeleteAnswer(TypedDict):
+    success: bool
+    id: str
+    deleted: bool  # false when it was deleted already

@@ -1,0 +1,246 @@
+"""The ai-loom tools: the seed's three read-only ones (list_contexts, get_context, stitch) and the writes
+beside them (annotate, edit, delete), each get → change → save; `verify_all` records re-anchoring
+(`code3 loom verify`, the worker) — read tools only show the current best anchor, never record it.
+
+Every path goes through the shared resolver; a secret annotation's comment and quoted text never leave
+(the store keeps them sealed); `internal` ones are shared only when the server is configured to.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from adapters.paths import PathRefused, ProjectPaths
+from adapters.secret_box import SecretBox
+from domain.anchor import Anchor
+from domain.annotation import Annotation, Sealer
+from domain.annotation_rules import DEFAULT_PRIORITY, parse_ann_id
+from domain.errors import Code
+from domain.stitch import MAX_CHARS_DEFAULT, cap_response, stitch
+from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
+from mcp_tools.ai_loom.errors import LoomError, loom_errors
+from mcp_tools.declare import tool
+from mcp_tools.services import Services
+from projections import annotations as store_rows
+from projections.annotations import AnnotationIndex
+from projections.runner import Runner
+
+READ = ("ai-loom",)
+MAX_PAGE = 200
+MAX_STITCH_IDS = 10_000
+
+Priority = Literal["P0", "P1", "P2"]
+Sensitivity = Literal["public", "internal", "secret"]
+AnnId = Annotated[str, Field(description="an annotation id (ann_…)", max_length=40)]
+
+
+def _sealer(s: Services) -> Sealer:
+    return getattr(s, "sealer", None) or SecretBox(s.project / ".code3" / "keys")
+
+
+def _shares_internal(s: Services) -> bool:
+    return bool(getattr(s, "loom_share_internal", False))
+
+
+def _paths(s: Services) -> ProjectPaths:
+    return getattr(s, "paths", None) or ProjectPaths(s.project)
+
+
+def _text(s: Services, file_path: str) -> str | None:
+    """The file's current text, or None when it is gone or cannot be read (the anchor is then orphaned)."""
+    try:
+        return _paths(s).read_text(file_path)
+    except PathRefused:
+        return None
+
+
+def _load(s: Services, ann_id: str) -> Annotation:
+    found = s.store.get(Annotation, parse_ann_id(ann_id))
+    if found is None or found.deleted:
+        raise LoomError(Code.NOT_FOUND, f"no annotation {ann_id}", "list the annotations (ai-loom.list_contexts)")
+    return found
+
+
+def _fresh(s: Services) -> None:
+    """Read your writes: the annotation store catches up with the log before a read."""
+    Runner(s.store, s.views).catch_up(AnnotationIndex(s.store), keep_lease=False)
+
+
+def _shown(s: Services, view: dict[str, Any]) -> dict[str, Any]:
+    if view["sensitivity"] == "internal" and not _shares_internal(s):
+        return {**view, "comment": None}
+    return view
+
+
+def _current(s: Services, annotation: Annotation, text: str | None) -> dict[str, Any]:
+    """The view with the current best anchor (nothing recorded)."""
+    view = annotation.view()
+    where = annotation.locate(text, _sealer(s))
+    if where.found:
+        view.update(startLine=where.start_line, endLine=where.end_line)
+    view["anchor"] = {"status": where.status, "confidence": where.confidence, "reason": where.reason}
+    return _shown(s, view)
+
+
+@tool("ai-loom.list_contexts", profiles=READ, read_only=True, open_world=False)
+@loom_errors
+def list_contexts(
+    s: Services,
+    kind: Annotated[Literal["annotation"] | None, Field(description="only 'annotation' exists")] = None,
+    limit: Annotated[int | None, Field(description=f"page size, 1-{MAX_PAGE} (default 50)")] = None,
+    offset: Annotated[int | None, Field(description="where the page starts (nextOffset of the last page)")] = None,
+) -> ListAnswer:
+    """List annotations (priority, then file, then line), a page at a time."""
+    size = 50 if limit is None else limit
+    start = 0 if offset is None else offset
+    if not 1 <= size <= MAX_PAGE or not 0 <= start <= 10**9:
+        raise LoomError(Code.VALIDATION, f"limit must be 1-{MAX_PAGE} and offset 0 or more",
+                        "omit them for the first 50")
+    _fresh(s)
+    views, more = store_rows.page(s.views, size, start)
+    texts: dict[str, str | None] = {}
+    items = []
+    for view in views:
+        path = view["filePath"]
+        if path not in texts:
+            texts[path] = _text(s, path)
+        items.append(_current(s, _load(s, view["id"]), texts[path]))
+    answer: dict[str, Any] = {"items": items}
+    if more:
+        answer["nextOffset"] = start + size
+    return cap_response(answer)  # type: ignore[return-value]
+
+
+@tool("ai-loom.get_context", profiles=READ, read_only=True, open_world=False)
+@loom_errors
+def get_context(s: Services, id: AnnId) -> AnnotationView:
+    """One annotation, with where its lines are now."""
+    annotation = _load(s, id)
+    return _current(s, annotation, _text(s, annotation.file_path))  # type: ignore[return-value]
+
+
+@tool("ai-loom.stitch", profiles=READ, read_only=True, open_world=False)
+@loom_errors
+def stitch_contexts(
+    s: Services,
+    templateId: Annotated[Literal["concise", "detailed"] | None, Field(description="concise (default) or detailed")]
+    = None,
+    annotationIds: Annotated[list[str] | None, Field(description="the annotations to stitch (default: all)",
+                                                     max_length=MAX_STITCH_IDS)] = None,
+    maxChars: Annotated[int | None, Field(description=f"character budget, 200-200000 (default {MAX_CHARS_DEFAULT})")]
+    = None,
+) -> StitchAnswer:
+    """Stitch annotations into one prompt within maxChars characters, highest priority first."""
+    if annotationIds:
+        chosen = [_load(s, i) for i in dict.fromkeys(annotationIds)]
+    else:
+        _fresh(s)
+        chosen = [_load(s, i) for i in store_rows.ids(s.views, MAX_STITCH_IDS)]
+    texts: dict[str, str | None] = {}
+    items = []
+    for annotation in chosen:
+        if annotation.file_path not in texts:
+            texts[annotation.file_path] = _text(s, annotation.file_path)
+        items.append(annotation.stitch_item(texts[annotation.file_path], _sealer(s)))
+    result = stitch(items, templateId or "concise", MAX_CHARS_DEFAULT if maxChars is None else maxChars,
+                    include_internal=_shares_internal(s))
+    return cap_response(result.as_dict())  # type: ignore[return-value]
+
+
+def _anchor(s: Services, file_path: str, start_line: int, end_line: int) -> tuple[str, Anchor]:
+    paths = _paths(s)
+    real = paths.resolve(file_path)
+    return paths.relative(real), Anchor.capture(paths.read_text(file_path), start_line, end_line)
+
+
+@tool("ai-loom.annotate", profiles=(), idempotent=True, open_world=False)
+@loom_errors
+def annotate(
+    s: Services,
+    filePath: Annotated[str, Field(description="file path relative to the project root")],
+    startLine: Annotated[int, Field(description="first annotated line (1-based)")],
+    endLine: Annotated[int, Field(description="last annotated line (inclusive)")],
+    comment: Annotated[str, Field(description="the note (Markdown)")],
+    tags: Annotated[list[str] | None, Field(description="tags, lower-case [a-z0-9_-]{2,50}")] = None,
+    priority: Annotated[Priority, Field(description="P0 (highest) to P2")] = DEFAULT_PRIORITY,  # type: ignore[assignment]
+    sensitivity: Annotated[Sensitivity, Field(description="secret never leaves; internal only when shared")]
+    = "public",
+    clientKey: Annotated[str | None, Field(description="idempotency key: a repeat answers the same annotation")]
+    = None,
+) -> AnnotationView:
+    """Annotate a line range of a file (beyond the seed: its MCP side is read-only)."""
+    relative, anchor = _anchor(s, filePath, startLine, endLine)
+    sealer = _sealer(s)
+    if clientKey is not None:
+        existing = s.store.get(Annotation, Annotation.id_for_key(clientKey))
+        if existing is not None:
+            if not existing.is_repeat_of(file_path=relative, start_line=startLine, end_line=endLine, comment=comment,
+                                         tags=tags or (), priority=priority, sensitivity=sensitivity, sealer=sealer):
+                raise LoomError(Code.VALIDATION, "this clientKey already created another annotation",
+                                "use a new clientKey for a new annotation")
+            return _current(s, existing, _text(s, relative))  # type: ignore[return-value]
+    created = Annotation.create(file_path=relative, anchor=anchor, comment=comment, at=datetime.now(UTC),
+                                tags=tags or (), priority=priority, sensitivity=sensitivity, client_key=clientKey,
+                                sealer=sealer)
+    s.store.save(created)
+    return _current(s, created, _text(s, relative))  # type: ignore[return-value]
+
+
+@tool("ai-loom.edit", profiles=(), open_world=False)
+@loom_errors
+def edit(
+    s: Services,
+    id: AnnId,
+    comment: Annotated[str | None, Field(description="the new note")] = None,
+    tags: Annotated[list[str] | None, Field(description="the new tags")] = None,
+    priority: Annotated[Priority | None, Field(description="P0 to P2")] = None,
+    sensitivity: Annotated[Sensitivity | None, Field(description="public, internal or secret")] = None,
+    startLine: Annotated[int | None, Field(description="a new first line (with endLine)")] = None,
+    endLine: Annotated[int | None, Field(description="a new last line (with startLine)")] = None,
+) -> AnnotationView:
+    """Edit an annotation; what is omitted stays."""
+    annotation = _load(s, id)
+    anchor = None
+    if (startLine is None) != (endLine is None):
+        raise LoomError(Code.VALIDATION, "startLine and endLine go together", "pass both, or neither")
+    if startLine is not None and endLine is not None:
+        _, anchor = _anchor(s, annotation.file_path, startLine, endLine)
+    if annotation.edit(at=datetime.now(UTC), comment=comment, tags=tags, priority=priority, sensitivity=sensitivity,
+                       anchor=anchor, sealer=_sealer(s)):
+        s.store.save(annotation)
+    return _current(s, annotation, _text(s, annotation.file_path))  # type: ignore[return-value]
+
+
+@tool("ai-loom.delete", profiles=(), destructive=True, open_world=False)
+@loom_errors
+def delete(s: Services, id: AnnId) -> DeleteAnswer:
+    """Delete an annotation (its history stays in the log); a repeat changes nothing."""
+    found = s.store.get(Annotation, parse_ann_id(id))
+    if found is None:
+        raise LoomError(Code.NOT_FOUND, f"no annotation {id}", "list the annotations (ai-loom.list_contexts)")
+    deleted = found.delete(at=datetime.now(UTC))
+    if deleted:
+        s.store.save(found)
+    return {"success": True, "id": found.ann_id, "deleted": deleted}
+
+
+def verify_all(s: Services) -> dict[str, int]:
+    """Re-anchor every live annotation on its file's current text and record the outcomes
+    (Reanchored / Orphaned); counts by status. What `code3 loom verify` and the worker run."""
+    _fresh(s)
+    counts: dict[str, int] = {}
+    texts: dict[str, str | None] = {}
+    for ann_id in store_rows.ids(s.views, 10**9):
+        annotation = _load(s, ann_id)
+        if annotation.file_path not in texts:
+            texts[annotation.file_path] = _text(s, annotation.file_path)
+        before = annotation.version
+        result = annotation.verify(texts[annotation.file_path], at=datetime.now(UTC), sealer=_sealer(s))
+        if annotation.version != before:
+            s.store.save(annotation)
+        counts[result.status] = counts.get(result.status, 0) + 1
+    return counts
+
