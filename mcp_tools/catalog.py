@@ -18,12 +18,14 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "server": ("code3", None),
     "reverse-spec": ("reverse-spec", "2.0.0"),
     "codenexus": ("CodeNexus", "1.0.0"),
+    "ai-loom": ("ai-loom", None),
     "all": ("code3", None),
 }
 
 
 def declared() -> dict[str, ToolDecl]:
     from mcp_tools import add_demo  # noqa: F401  (seed 003)
+    from mcp_tools.ai_loom import tools as loom  # noqa: F401  (seed 004)
     from mcp_tools.codenexus import derive, extras, front, renames, tools  # noqa: F401  (seed 002)
     from mcp_tools.lifecycle import publish, remote_artifacts, settle, specs, work  # noqa: F401  (seed 001)
     from mcp_tools.reverse_spec import batch, diff, generate, prepare  # noqa: F401  (seed 000)
