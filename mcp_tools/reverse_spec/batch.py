@@ -28,6 +28,7 @@ from mcp_tools.reverse_spec.common import (
     PROFILE,
     failed,
     parser_of,
+    redacted,
     relative,
     resolve,
     seed_errors,
@@ -93,7 +94,7 @@ def run_batch(s: Services, project_root: str | None = None, force: bool = False,
     started = time.monotonic()
     real = resolve(s, project_root or ".", kind="dir")
     root = relative(s, real)
-    merged = parser_of(s).scan(s.project, root)
+    merged = redacted(parser_of(s).scan(s.project, root))
     graph = build(merged)
     checkpoint = Checkpoint(s.project, root)
     known = checkpoint.state.setdefault("surfaces", {})

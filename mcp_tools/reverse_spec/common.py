@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import posixpath
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from domain.errors import Code, Code3Error
-from domain.skeleton import MergedSkeleton
+from domain.skeleton import Export, MergedSkeleton
 from mcp_tools.services import Services
 
 log = logging.getLogger("code3.reverse_spec")
@@ -87,8 +88,8 @@ def relative(s: Services, real: Path) -> str:
     return "." if rel in ("", ".") else rel
 
 
-def load_skeleton(s: Services, value: str) -> tuple[str, MergedSkeleton]:
-    """(project-relative target, its merged skeleton) for a file or a directory argument."""
+def load_skeleton(s: Services, value: str, redactions: Counter[str] | None = None) -> tuple[str, MergedSkeleton]:
+    """(project-relative target, its merged skeleton, secrets redacted) for a file or a directory argument."""
     real = resolve(s, value)
     rel = relative(s, real)
     parser = parser_of(s)
@@ -98,8 +99,51 @@ def load_skeleton(s: Services, value: str) -> tuple[str, MergedSkeleton]:
         except ValueError:
             raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED}: {rel}: 不支持的语言",
                              "pass a source file of a supported language, or its directory") from None
-        return rel, MergedSkeleton.build(rel, [skeleton])
-    return rel, parser.scan(s.project, rel)
+        return rel, redacted(MergedSkeleton.build(rel, [skeleton]), redactions)
+    return rel, redacted(parser.scan(s.project, rel), redactions)
+
+
+# (path, content sha256) -> the file's exports with secrets redacted (None: nothing to redact), and the counts
+_REDACTED: dict[tuple[str, str], tuple[list[Export] | None, Counter[str]]] = {}
+
+
+def redacted(merged: MergedSkeleton, counts: Counter[str] | None = None) -> MergedSkeleton:
+    """The skeleton with secrets in signatures and doc comments redacted — a constant's value is part of its
+    signature (`API_KEY = "sk-ant-…"`), and skeletons go into answers, model prompts and spec baselines.
+    Every reverse-spec path reads skeletons through here, so baselines and current sources compare alike."""
+    files = []
+    for f in merged.files:
+        key = (f.path, f.sha256)
+        if key not in _REDACTED:
+            if len(_REDACTED) > 200_000:
+                _REDACTED.clear()
+            found: Counter[str] = Counter()
+            exports = [_redact_export(e, found) for e in f.exports]
+            _REDACTED[key] = (exports if found else None, found)
+        exports_or_none, found = _REDACTED[key]
+        if counts is not None:
+            counts.update(found)
+        files.append(f if exports_or_none is None else f.model_copy(update={"exports": exports_or_none}))
+    if all(a is b for a, b in zip(files, merged.files, strict=True)):
+        return merged
+    return merged.model_copy(update={"files": files})
+
+
+def _clean(text: str | None, counts: Counter[str]) -> str | None:
+    if text is None or len(text) < 16:  # every pattern needs more than this
+        return text
+    result = redact(text)
+    counts.update(result.counts)
+    return result.text
+
+
+def _redact_export(export: Export, counts: Counter[str]) -> Export:
+    signature, doc = _clean(export.signature, counts) or "", _clean(export.doc, counts)
+    members = [_redact_export(m, counts) for m in export.members]
+    if signature == export.signature and doc == export.doc and all(a is b for a, b in zip(members, export.members,
+                                                                                          strict=True)):
+        return export
+    return export.model_copy(update={"signature": signature, "doc": doc, "members": members})
 
 
 def require_parsed(rel: str, merged: MergedSkeleton, deep: bool, warnings: list[str]) -> None:

@@ -20,8 +20,8 @@ Deep = Annotated[bool, Field(description="深度分析模式（包含函数体�
 
 
 def build_context(s: Services, rel: str, merged: MergedSkeleton, deep: bool,
-                  budget: int = ctx.DEFAULT_BUDGET) -> ctx.Context:
-    redactions: Counter[str] = Counter()
+                  budget: int = ctx.DEFAULT_BUDGET, redactions: Counter[str] | None = None) -> ctx.Context:
+    redactions = redactions if redactions is not None else Counter()
     bodies = ctx.snippets(s.project, merged, redactions) if deep else []
     deps = ctx.dependency_specs(s.project, merged, s.project / "specs")
     return ctx.assemble(rel, merged, deps=deps, bodies=bodies, budget=budget, redactions=redactions)
@@ -49,10 +49,11 @@ def prepare(s: Services, targetPath: TargetPath, deep: Deep = False) -> PrepareA
     The skeleton of a file or directory (exports, imports, parse errors per file), its merged summary, and
     the context a model would get, under a budget of 100 000 estimated tokens (what was trimmed is listed).
     """
-    rel, merged = load_skeleton(s, targetPath)
+    redactions: Counter[str] = Counter()
+    rel, merged = load_skeleton(s, targetPath, redactions)
     warnings: list[str] = []
     require_parsed(rel, merged, deep, warnings)
-    context = build_context(s, rel, merged, deep)
+    context = build_context(s, rel, merged, deep, redactions=redactions)
     context.warnings[:0] = warnings
     return {"skeletons": [f.model_dump(mode="json") for f in merged.files], "mergedSkeleton": summary(merged),
             "context": context.answer(),  # type: ignore[typeddict-item]

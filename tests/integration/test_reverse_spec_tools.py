@@ -467,3 +467,16 @@ def test_diff_on_the_typescript_fixture_finds_each_kind_and_ignores_a_reformat(s
     assert ("high", "removed", "counter") in found
     assert ("low", "added", "extra") in found
     assert any(sev == "medium" and name == "Options.size" for sev, _, name in found), found
+
+
+def test_a_secret_in_a_constant_never_reaches_an_answer_a_prompt_or_a_spec(s: Services, project: Path) -> None:
+    key = "sk-ant-api03-" + "Xy7_Qw3-Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1"
+    write(project, {"cfg/settings.py": f'API_KEY = "{key}"\n"""The key."""\n\n\ndef timeout() -> int:\n'
+                                       "    return 3\n"})
+    answer = prepare(s, "cfg")
+    assert key not in json.dumps(answer) and answer["context"]["redactions"]["anthropic-key"] == 1
+    assert "[REDACTED:anthropic-key]" in answer["skeletons"][0]["exports"][0]["signature"]
+    s.llm = model = CountingLLM()
+    spec = generate(s, "cfg")["specPath"]
+    assert key not in (project / spec).read_text() and key not in "".join(model.calls)
+    assert check_drift(s, spec, "cfg")["hasDrift"] is False, "baseline and source are redacted alike"
