@@ -109,7 +109,9 @@ def llm(settings: Settings) -> LLM | None:
         return None
     if settings.anthropic_api_key:
         from adapters.llm.anthropic_llm import AnthropicLLM
+        from adapters.scrub import register_secret
 
+        register_secret(settings.anthropic_api_key)
         return AnthropicLLM(settings.anthropic_api_key, model=settings.llm_model,
                             base_url=settings.anthropic_base_url)
     return MissingKeyLLM() if settings.llm == "anthropic" else None
