@@ -34,7 +34,6 @@ _KINDS = {
     "module": "namespace",
 }
 _FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generator_function")
-_BODIES = ("body", "value")
 _TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import posixpath
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -94,6 +93,11 @@ class TreeSitterCodeParser:
 
     # -- a directory ---------------------------------------------------------------------------------------
     def scan(self, root: str | os.PathLike[str], target: str = ".") -> MergedSkeleton:
+        """The merged skeleton of a directory (or one file) under root; skipped paths counted by reason.
+
+        Unchanged files come from the stat cache; when nothing under the target changed since the last scan,
+        the previous MergedSkeleton object itself is returned, so treat results as read-only.
+        """
         root = os.path.realpath(os.fspath(root))
         rel_target = _relative(root, target)
         if not os.path.exists(os.path.join(root, rel_target)):
@@ -154,7 +158,3 @@ class TreeSitterCodeParser:
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         return ProcessPoolExecutor(self.workers, mp_context=context)
-
-
-def merged_from(files: Iterable[FileSkeleton], root: str = ".") -> MergedSkeleton:
-    return MergedSkeleton.build(posixpath.normpath(root), files)
