@@ -92,10 +92,11 @@ LAYERED = {
 
 # -- prepare --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("language", ["python", "typescript", "go", "javascript", "rust", "java"])
+RESOLVING = {"python", "typescript", "javascript", "go", "rust", "java", "c", "cpp", "ruby"}  # issue 11's list
+
+
+@pytest.mark.parametrize("language", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
 def test_prepare_returns_the_fixture_skeletons_with_resolved_imports(project: Path, language: str) -> None:
-    if not (FIXTURES / language).is_dir():
-        pytest.skip(f"no fixture for {language}")
     shutil.copytree(FIXTURES / language, project / language)
     from adapters.code_parser.treesitter import TreeSitterCodeParser
 
@@ -110,7 +111,8 @@ def test_prepare_returns_the_fixture_skeletons_with_resolved_imports(project: Pa
     assert answer["mergedSkeleton"]["files"] == len(expected.files)
     assert answer["mergedSkeleton"]["exports"] == sum(len(f.exports) for f in expected.files) > 0
     resolved = [i["resolved"] for f in answer["skeletons"] for i in f["imports"] if i["resolved"]]
-    assert resolved, "the fixture's project imports resolve to project paths"
+    if language in RESOLVING:
+        assert resolved, "the fixture's project imports resolve to project paths"
     assert answer["context"]["estimatedTokens"] > 0 and answer["context"]["dropped"] == []
     json.dumps(answer)
 
