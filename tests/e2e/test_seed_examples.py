@@ -100,11 +100,13 @@ ROWS_001 = [
   "issue": { "url": "https://github.com/owner/repo/issues/123", "number": 123, "issue_hash": "0xabc..." },
   "bounty": { "bounty_id": "0x..." }
 }""", profile="client-remote"),
-    # B.3 spec_mcp.remote_plan and B.4 spec_mcp.remote_tasks: their rows join here (helper-5, with the
-    # reverse-spec issue that builds them), e.g.
-    # Row("B.3", "sponsor", "spec_mcp.remote_plan",
-    #     '{ "issue_url": "https://github.com/owner/repo/issues/123", "feature_id": "003-web-ai-agent" }',
-    #     '{ "success": true, "artifacts": { "plan.md": "...", "research.md": "..." }, "posted": true }'),
+    Row("B.3", "sponsor", "spec_mcp.remote_plan", """
+{ "issue_url": "https://github.com/owner/repo/issues/123", "feature_id": "003-web-ai-agent" }""", """
+{ "success": true, "artifacts": { "plan.md": "...", "research.md": "..." }, "posted": true }""",
+        profile="client-remote"),
+    Row("B.4", "sponsor", "spec_mcp.remote_tasks", """
+{ "issue_url": "https://github.com/owner/repo/issues/123", "feature_id": "003-web-ai-agent" }""", """
+{ "success": true, "artifacts": { "tasks.md": "..." }, "posted": true }""", profile="client-remote"),
     # C.2 before C.1 (see the module's docstring); its output: "与 C.1 一致，并附 selected_task_id"
     Row("C.2", "worker", "server_mcp.accept_best_task", """
 { "min_amount": "1", "strategy": "max_amount" }""", """
@@ -137,6 +139,8 @@ ROWS_001 = [
 
 # Fields an answer carries beyond the seed's example, each documented in answers.py and the README.
 DOCUMENTED_EXTRAS = {
+    # the seed's B.3 answer elides the rest ("plan.md", "research.md", ...): plan's other artifacts
+    "spec_mcp.remote_plan": {"artifacts.data-model.md", "artifacts.contracts/README.md", "artifacts.quickstart.md"},
     "server_mcp.fork_and_prepare": {"workdir", "head_sha", "generated"},
     "server_mcp.open_pr": {"head_sha"},
     "server_mcp.submit_pr": {"bounty_id", "tx_hash"},
