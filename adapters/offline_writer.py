@@ -17,7 +17,6 @@ from pathlib import Path
 
 from domain.errors import Code, Code3Error
 
-TASK_LINE = re.compile(r"^- \[ \] T\d{3}", re.MULTILINE)
 TEMPLATES = Path(__file__).with_name("templates")
 SPEC_KIT_TEMPLATES = ("spec-template.md", "plan-template.md", "tasks-template.md")  # required in a user's dir
 PLAN_TEMPLATES = {"plan.md": "plan-template.md", "research.md": "research-template.md",
@@ -32,10 +31,6 @@ _REQUIREMENT = re.compile(r"\*\*(FR-\d{3})\*\*: (.*)")
 _CONTRACT = re.compile(r"`(FR-\d{3})`: (.*)")
 _MARKER = re.compile(r"\[NEEDS CLARIFICATION: ([^\]]*)\]")
 _TITLE = re.compile(r"^# [^:\n]+: (.+)$", re.MULTILINE)
-
-
-def count_tasks(tasks_md: str) -> int:
-    return len(TASK_LINE.findall(tasks_md))
 
 
 def _sentences(description: str) -> list[str]:

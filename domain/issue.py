@@ -50,8 +50,6 @@ class Issue(Aggregate):
         self.bounty_id: str | None = None
         self.metadata_written = False
         self.mirrored_labels: list[str] = []
-        self.comments: dict[str, int] = {}
-        self.closed = False
         self.opening_owner: str | None = None
         self.opening_until = 0.0
 
@@ -76,15 +74,3 @@ class Issue(Aggregate):
     @event("LabelsMirrored")
     def mirror_labels(self, labels: list[str]) -> None:
         self.mirrored_labels = labels
-
-    @event("CommentMirrored")
-    def mirror_comment(self, marker: str, comment_id: int) -> None:
-        self.comments[marker] = comment_id
-
-    @event("Closed")
-    def close(self, reason: str) -> None:
-        self.closed = True
-
-    @property
-    def published(self) -> bool:
-        return self.metadata_written

@@ -72,6 +72,14 @@ def next_feature_id(existing: Iterable[str], description: str) -> str:
     return f"{next_number(numbers):03d}-{short_name(description)}"
 
 
+TASK_LINE = re.compile(r"^- \[ \] T\d{3}", re.MULTILINE)
+
+
+def count_tasks(tasks_md: str) -> int:
+    """The tasks of a tasks.md (`- [ ] T001 …` lines): the effort accept_best_task weighs amounts by."""
+    return len(TASK_LINE.findall(tasks_md))
+
+
 def branch_name(feature_id: str) -> str:
     return f"feat/{feature_id}"
 

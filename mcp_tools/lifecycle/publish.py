@@ -15,7 +15,6 @@ from pydantic import Field
 
 from adapters.event_store import Change
 from adapters.files import locked, recover
-from adapters.offline_writer import count_tasks
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.canonical import issue_hash as compute_issue_hash
@@ -23,7 +22,7 @@ from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
-from domain.spec import Spec
+from domain.spec import Spec, count_tasks
 from domain.values import parse_amount, parse_duration, parse_repo
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PublishAnswer

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.offline_writer import OfflineWriter, count_tasks
+from adapters.offline_writer import OfflineWriter
 from domain.errors import Code, Code3Error
+from domain.spec import count_tasks
 
 SPEC_KIT_SPEC = """# Feature Specification: [FEATURE NAME]
 
