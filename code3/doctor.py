@@ -75,6 +75,22 @@ def diagnose(settings: Settings) -> list[Check]:
         finally:
             getattr(port, "close", lambda: None)()
 
+    def projections() -> str:
+        from adapters.sql import open_db
+        from projections.runner import dead_letters
+
+        views = open_db(settings.project, settings.database_url)
+        try:
+            dead = dead_letters(views)
+        finally:
+            views.close()
+        if dead:
+            first = dead[0]
+            raise Code3Error(Code.INTERNAL, f"{len(dead)} event(s) a read model could not apply, first: "
+                             f"{first['projection']} at notification {first['position']} ({first['error']})",
+                             "the worker goes on past them; report them with `code3 audit verify`")
+        return "every read model applied every event"
+
     def webhook() -> str:
         if settings.webhook_secret:
             return "GITHUB_WEBHOOK_SECRET is set"
@@ -96,7 +112,7 @@ def diagnose(settings: Settings) -> list[Check]:
 
     # file modes first: the other probes open the state, which tightens what they touch
     for name, probe in (("file modes", modes), ("identity", identity), ("event store", store), ("forge", forge),
-                        ("chain", chain), ("webhook secret", webhook)):
+                        ("chain", chain), ("webhook secret", webhook), ("projections", projections)):
         checks.append(_run(name, probe))
     return checks
 
