@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Literal
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 if TYPE_CHECKING:
     from domain.anchor import Anchor
@@ -56,6 +56,14 @@ SHIFT_MARGIN = 0.3
 SHORT_UNIQUE_CHARS = 8
 """A shorter quote found once elsewhere needs its context even when it was unique in the file."""
 BRUTE_FORCE_WINDOWS = 40_000
+WINDOW_SLACK = 2
+"""Candidate windows are the quote's length ± this; alignment then finds the exact edges."""
+MAX_SPREAD = 20
+MAX_TRIM = 6
+BIG_QUOTE_LINES = 40
+BIG_QUOTE_CHARS = 4000
+"""Past this size only the few windows sharing the most lines with the quote are compared in full."""
+NEAREST_LINE = 0.74
 
 _WORD = re.compile(r"\w+")
 Status = Literal["exact", "moved", "fuzzy", "orphaned"]
@@ -93,9 +101,27 @@ class AnchorResult:
 
 
 def occurrences(lines: Sequence[str], quote: Sequence[str]) -> list[int]:
-    """1-based starts of every verbatim occurrence of the quote's lines."""
-    first, k = quote[0], len(quote)
-    return [i + 1 for i in range(len(lines) - k + 1) if lines[i] == first and lines[i : i + k] == quote]
+    """1-based starts of every verbatim occurrence of the quote's lines (Knuth-Morris-Pratt over lines,
+    linear even in a file of identical lines)."""
+    k = len(quote)
+    fail = [0] * k
+    j = 0
+    for i in range(1, k):
+        while j and quote[i] != quote[j]:
+            j = fail[j - 1]
+        if quote[i] == quote[j]:
+            j += 1
+        fail[i] = j
+    found, j = [], 0
+    for i, line in enumerate(lines):
+        while j and line != quote[j]:
+            j = fail[j - 1]
+        if line == quote[j]:
+            j += 1
+            if j == k:
+                found.append(i - k + 2)
+                j = fail[j - 1]
+    return found
 
 
 def orphaned(reason: str) -> AnchorResult:
@@ -158,7 +184,8 @@ class Matcher:
         self.quote_norm = [_norm(line) for line in self.quote]
         self.quote_text = "\n".join(self.quote_norm)
         self.k = len(self.quote)
-        self.spread = max(2, self.k // 5)
+        self.spread = min(max(2, self.k // 5), MAX_SPREAD)  # lines of slack when aligning a window
+        self.big = self.k > BIG_QUOTE_LINES or len(self.quote_text) > BIG_QUOTE_CHARS
         # nearest line first on both sides
         self.before = [_norm(x) for x in reversed(anchor.context_before.split("\n"))] if anchor.start_line > 1 else []
         self.after = [_norm(x) for x in anchor.context_after.split("\n")] if anchor.context_after else []
@@ -242,12 +269,13 @@ class Matcher:
     def fuzzy(self) -> AnchorResult:
         """Windows close to the quote, and windows bracketed by the stored context, bounds aligned."""
         n = len(self.lines)
-        lengths = [m for m in range(self.k - self.spread, self.k + self.spread + 1) if 1 <= m <= n]
+        lengths = [m for m in range(self.k - WINDOW_SLACK, self.k + WINDOW_SLACK + 1) if 1 <= m <= n]
         if not lengths:
             return orphaned("the file is now too short to hold the annotated lines")
         cutoff = 100 * (FUZZY_THRESHOLD - 0.15)
         scored: list[tuple[float, int, int]] = []
-        for start in self._starts(lengths):
+        starts, lengths = (self._shared_starts(5), [self.k]) if self.big else (self._starts(lengths), lengths)
+        for start in starts:
             for m in lengths:
                 if start + m - 1 <= n:
                     sim = fuzz.ratio("\n".join(self.norm[start - 1 : start - 1 + m]), self.quote_text,
@@ -255,7 +283,7 @@ class Matcher:
                     if sim:
                         scored.append((sim / 100, start, start + m - 1))
         scored.sort(key=lambda t: -t[0])
-        top = scored[:30]
+        top = scored[: 5 if self.big else 30]
         spans = {span for _, s, e in top for span in self.align(s, e)} | self.bracketed()
         raw = {(s, e) for _, s, e in top if e - s + 1 == self.k} - spans  # as found: only ever rivals
         if not spans:
@@ -313,14 +341,26 @@ class Matcher:
         spans: set[tuple[int, int]] = set()
         n = len(self.lines)
         if self.before:
-            for i in range(1, n + 1):  # the block would start at line i
+            for i in self._near(self.before[0], offset=1, cut=str.endswith):  # the block would start at line i
                 if _side(self.before, self.norm[max(0, i - 1 - CONTEXT_LINES) : i - 1][::-1]) >= IN_PLACE_CONTEXT:
                     spans.update((i, i + m - 1) for m in (self.k - 1, self.k, self.k + 1) if m >= 1 and i + m - 1 <= n)
         if self.after:
-            for j in range(1, n + 1):  # the block would end at line j
+            for j in self._near(self.after[0], offset=-1, cut=str.startswith):  # the block would end at line j
                 if _side(self.after, self.norm[j : j + CONTEXT_LINES]) >= IN_PLACE_CONTEXT:
                     spans.update((j - m + 1, j) for m in (self.k - 1, self.k, self.k + 1) if m >= 1 and j - m + 1 >= 1)
-        return {span for s, e in spans for span in self.align(s, e)} if len(spans) <= 60 else set()
+        if len(spans) > (6 if self.big else 60):
+            return set()
+        return {span for s, e in spans for span in self.align(s, e)}
+
+    def _near(self, nearest: str, offset: int, cut: Callable[[str, str], bool]) -> list[int]:
+        """1-based lines `offset` away from each line close enough to `nearest` (the stored context line
+        next to the block) for the context on that side to match (its weight needs similarity^3 >= 0.4),
+        or of which it is the part kept under the character cap."""
+        hits = process.extract(nearest, self.norm, scorer=fuzz.ratio, score_cutoff=NEAREST_LINE * 100, limit=None)
+        found = {i for _, _, i in hits}
+        if nearest:
+            found.update(i for i, line in enumerate(self.norm) if cut(line, nearest))
+        return sorted(i + 1 + offset for i in found if 1 <= i + 1 + offset <= len(self.lines))
 
     def align(self, start: int, end: int) -> set[tuple[int, int]]:
         """Exact bounds near a candidate window: align the quote, with and without its context, to the
@@ -353,6 +393,8 @@ class Matcher:
         """A window longer than the quote loses lines at its ends when that makes it clearly closer; a
         shorter one takes in a neighbour equal to the quote's first (last) line that it left out."""
         extra = end - start + 1 - self.k
+        if extra > (WINDOW_SLACK if self.big else MAX_TRIM):  # each try compares the whole window
+            return start, end
         first, last = self.quote_norm[0], self.quote_norm[-1]
         if extra <= 0:
             if start > 1 and self.norm[start - 2] == first and self.norm[start - 1] != first:
@@ -381,10 +423,19 @@ class Matcher:
             self.after and _side(self.after, below_in) > _side(self.after, below) + SHIFT_MARGIN)
 
     def _starts(self, lengths: list[int]) -> list[int]:
-        """Every start when that is cheap; else the starts whose windows share the most lines with the quote."""
+        """Every start when that is cheap; else around the starts whose windows share the most lines with
+        the quote."""
         n = len(self.lines)
         if n * len(lengths) * max(1, self.k) <= BRUTE_FORCE_WINDOWS * 8:
             return list(range(1, n + 1))
+        starts: set[int] = set()
+        for s in self._shared_starts(20):
+            starts.update(range(max(1, s - 3), min(n, s + 3) + 1))
+        return sorted(starts)
+
+    def _shared_starts(self, count: int) -> list[int]:
+        """The `count` starts whose quote-long windows share the most lines with the quote (a sliding
+        multiset count, linear in the file), best first."""
         want = Counter(line for line in self.quote_norm if line)
         window: Counter[str] = Counter()
         shared, scores = 0, []
@@ -400,10 +451,7 @@ class Matcher:
             if i >= self.k - 1:
                 scores.append((shared, i - self.k + 2))
         scores.sort(key=lambda t: -t[0])
-        starts: set[int] = set()
-        for _, s in scores[:20]:
-            starts.update(range(max(1, s - 3), min(n, s + 3) + 1))
-        return sorted(starts)
+        return [s for shared, s in scores[:count] if shared]
 
 
 def _line_similarity(a: str, b: str) -> float:

@@ -137,6 +137,17 @@ def test_large_files_stay_fast() -> None:
     assert (r.status, r.start_line, r.end_line) == ("fuzzy", 9_900, 9_940)
 
 
+def test_a_thousand_line_block_in_a_fifty_thousand_line_file_is_found_in_seconds() -> None:
+    body = [f"    v{i * 7919 % 100_003} = f({i})" for i in range(50_000)]
+    anchor = Anchor.capture("\n".join(body) + "\n", 20_001, 21_000)
+    edited = [*body[:100], "# new", *body[100:20_500], "    changed = 1", *body[20_501:]]
+    start = time.perf_counter()
+    r = reanchor(anchor, "\n".join(edited) + "\n")
+    assert time.perf_counter() - start < 5.0
+    assert (r.status, r.start_line, r.end_line) == ("fuzzy", 20_002, 21_001)
+    assert reanchor(anchor, "\n".join(["x = 0"] * 20_000) + "\n").status == "orphaned"
+
+
 def test_the_reanchor_benchmark_short_run_is_at_least_95_percent_correct_and_never_wrong() -> None:
     summary = run_cases(300, seed=11)
     assert summary.wrong == 0, [(c.kind, c.truth) for c in summary.wrong_cases]
