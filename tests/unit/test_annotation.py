@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from eventsourcing.application import Application
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.secret_box import SecretBox
 from domain.anchor import Anchor, reanchor
@@ -347,3 +349,44 @@ def test_a_loose_key_file_is_tightened_and_a_damaged_one_refused(tmp_path: Path)
     assert stat.S_IMODE(box.path.stat().st_mode) == 0o600
     box.path.write_bytes(b"short")
     assert code(lambda: SecretBox(tmp_path).seal("z")) == "E_PRECONDITION"
+
+
+@st.composite
+def secret_histories(draw):
+    marker = "S" + draw(st.text(alphabet="0123456789abcdef", min_size=12, max_size=12)) + "Z"
+    ops = draw(st.lists(st.sampled_from(["comment", "tags", "priority", "move", "edit_line", "gone", "back"]),
+                        max_size=8))
+    return marker, ops
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=secret_histories())
+def test_no_history_of_a_secret_annotation_puts_its_text_in_the_log(tmp_path_factory, history) -> None:
+    marker, ops = history
+    box = SecretBox(tmp_path_factory.mktemp("keys"))
+    lines = SOURCE.split("\n")
+    lines[12] = f"    token = '{marker}-code'"
+    text = "\n".join(lines)
+    a = new(text, 12, 14, comment=f"{marker}-note", sensitivity="secret", sealer=box)
+    for i, op in enumerate(ops):
+        at = T0 + timedelta(seconds=i + 1)
+        if op == "comment":
+            a.edit(at=at, comment=f"{marker}-note {i}", sealer=box)
+        elif op == "tags":
+            a.edit(at=at, tags=[f"t{i}x"], sealer=box)
+        elif op == "priority":
+            a.edit(at=at, priority=["P0", "P1", "P2"][i % 3], sealer=box)
+        elif op == "move":
+            text = "# moved down\n" + text
+        elif op == "edit_line":
+            text = text.replace(f"{marker}-code'", f"{marker}-code2'")
+        elif op == "gone":
+            text = "\n".join(x for x in text.split("\n") if marker not in x)
+        else:
+            text = "\n".join(lines)
+        a.verify(text, at=at, sealer=box)
+    application = app()
+    application.save(a)
+    log = stored_bytes(application)
+    assert marker.encode() not in log
+    assert application.repository.get(a.id).texts(box)["comment"].startswith(f"{marker}-note")
