@@ -1,6 +1,6 @@
 """The Chain port on Aptos: the `code3::bounty` Move module through a fullnode, with aptos-sdk.
 
-Writes build an entry-function transaction from the ABI (move/abi.json), sign it with the signer's
+Writes build an entry-function transaction from the ABI (adapters/aptos_abi.json), sign it with the signer's
 ed25519 key, submit it as BCS and wait for it; the receipt carries the transaction's bounty events with
 their chain coordinates. Transient node failures are retried (RetryPolicy); a transaction whose answer
 was lost is looked up by its hash (computed locally) before anything is sent again, and a sequence
@@ -26,11 +26,21 @@ from adapters.aptos_rest import FullnodeClient, NodeRejected, NodeUnavailable, r
 from adapters.ports import Receipt, Signer
 from adapters.retry import RetryBudgetSpent, RetryPolicy
 from domain.chain_events import ChainEvent
-from domain.contract import BountyState, Status
+from domain.contract import (
+    DEFAULT_DEADLINE,
+    BountyState,
+    ChainConfig,
+    Mode,
+    Status,
+    mode_arg,
+    submitter_of,
+    u64_arg,
+)
 from domain.errors import Code, Code3Error
 
 log = logging.getLogger(__name__)
 U64_MAX = 2**64 - 1
+NO_ADDRESS = "0x" + "0" * 64
 _TX_SALT = hashlib.sha3_256(b"APTOS::Transaction").digest()
 _ABORT = re.compile(r"^Move abort in (0x[0-9a-fA-F]+)::(\w+): (?:\w+\()?(0x[0-9a-fA-F]+|\d+)")
 FA_METADATA = "0x1::fungible_asset::Metadata"
@@ -105,28 +115,46 @@ class AptosChain:
 
     # --- writes ----------------------------------------------------------------------------
 
-    def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int) -> Receipt:
-        if not 0 <= int(amount) <= U64_MAX:
-            raise Code3Error(Code.VALIDATION, f"amount {amount} does not fit the contract's u64",
-                             "pass a positive integer amount in the asset's smallest unit")
-        return self._transact(signer, "create_bounty", {"repo": repo, "issue_hash": issue_hash, "asset": asset,
-                                                        "amount": int(amount)})
+    def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int,
+                      deadline: int | None = None, mode: str | int = "contest", hold_seconds: int = 0) -> Receipt:
+        """`deadline`: absolute unix seconds (None: the node's now + 30 days); `mode`: exclusive or contest."""
+        amount, mode_u8 = u64_arg("amount", amount), mode_arg(mode)
+        hold_seconds = u64_arg("hold_seconds", hold_seconds)
+        deadline = u64_arg("deadline", self.now() + DEFAULT_DEADLINE if deadline is None else deadline)
+        return self._transact(signer, "create_bounty", {
+            "repo": repo, "issue_hash": issue_hash, "asset": asset, "amount": amount, "deadline": deadline,
+            "mode": mode_u8, "hold_seconds": hold_seconds})
 
     def accept_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "accept_bounty", {"bounty_id": _u64_id(bounty_id)})
+
+    def withdraw_task(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._transact(signer, "withdraw_task", {"bounty_id": _u64_id(bounty_id)})
 
     def submit_pr(self, signer: Signer, bounty_id: str, pr_url: str, commit_sha: str) -> Receipt:
         return self._transact(signer, "submit_pr", {"bounty_id": _u64_id(bounty_id), "pr_url": pr_url,
                                                     "commit_sha": commit_sha})
 
-    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str) -> Receipt:
-        return self._transact(signer, "mark_merged", {"bounty_id": _u64_id(bounty_id), "pr_url": pr_url})
+    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str, winner: str | None = None) -> Receipt:
+        """`winner` None: the PR's submitter as the chain has it now."""
+        if winner is None:
+            state = self.get_bounty(bounty_id)
+            winner = (submitter_of(state, pr_url) if state else None) or NO_ADDRESS
+        return self._transact(signer, "mark_merged", {"bounty_id": _u64_id(bounty_id), "pr_url": pr_url,
+                                                      "winner": _address(winner)})
 
     def claim_payout(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "claim_payout", {"bounty_id": _u64_id(bounty_id)})
 
     def cancel_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "cancel_bounty", {"bounty_id": _u64_id(bounty_id)})
+
+    def set_resolver(self, signer: Signer, resolver: str) -> Receipt:
+        return self._transact(signer, "set_resolver", {"resolver": _address(resolver)})
+
+    def set_cooling_period(self, signer: Signer, cooling_period: int) -> Receipt:
+        return self._transact(signer, "set_cooling_period",
+                              {"cooling_period": u64_arg("cooling_period", cooling_period)})
 
     def _transact(self, signer: Signer, function: str, values: dict[str, Any]) -> Receipt:
         outbox = _Outbox(_account(signer), self._payload(function, values))
@@ -147,7 +175,9 @@ class AptosChain:
         from aptos_sdk.transactions import EntryFunction, TransactionArgument, TransactionPayload
 
         encoders: dict[str, Callable[[Any], Any]] = {
+            "u8": lambda v: TransactionArgument(int(v), Serializer.u8),
             "u64": lambda v: TransactionArgument(int(v), Serializer.u64),
+            "bool": lambda v: TransactionArgument(bool(v), Serializer.bool),
             "String": lambda v: TransactionArgument(str(v), Serializer.str),
             "address": lambda v: TransactionArgument(AccountAddress.from_str_relaxed(v), Serializer.struct),
         }
@@ -237,12 +267,17 @@ class AptosChain:
             return None
         return self._bounty_view("get_bounty", str(int(bounty_id)))
 
-    def find_bounty_by_issue_hash(self, issue_hash: str) -> BountyState | None:
-        return self._bounty_view("get_bounty_by_issue_hash", issue_hash)
+    def find_bounty_by_issue_hash(self, sponsor: str, issue_hash: str) -> BountyState | None:
+        return self._bounty_view("get_bounty_by_issue_hash", _address(sponsor), issue_hash)
 
-    def _bounty_view(self, view: str, arg: str) -> BountyState | None:
-        result = self._read(f"read {view}", lambda rest: self._view(rest, f"{self.module}::{view}", [arg]))
+    def _bounty_view(self, view: str, *args: str) -> BountyState | None:
+        result = self._read(f"read {view}", lambda rest: self._view(rest, f"{self.module}::{view}", list(args)))
         return self._bounty(result[0])
+
+    def config(self) -> ChainConfig:
+        result = self._read("read the contract's config",
+                            lambda rest: self._view(rest, f"{self.module}::get_config", []))
+        return ChainConfig(**self.abi.decode("Config", result[0]))
 
     def list_bounties(self) -> list[BountyState]:
         async def work(rest: Any) -> list[Any]:
@@ -259,6 +294,7 @@ class AptosChain:
             return None
         subs = data.pop("submissions")
         return BountyState(**{**data, "bounty_id": str(data["bounty_id"]), "status": Status(data["status"]),
+                              "mode": Mode(data["mode"]),
                               "submissions": {s["worker"]: {"pr_url": s["pr_url"], "commit_sha": s["commit_sha"]}
                                               for s in subs}})
 
@@ -324,6 +360,14 @@ def _account(signer: Signer) -> Any:
         raise Code3Error(Code.VALIDATION, f"the key of account {signer.name!r} does not own {signer.address}",
                          "the keystore entry is inconsistent: recreate the account")
     return account
+
+
+def _address(value: str) -> str:
+    try:
+        return normalize_address(value)
+    except ValueError:
+        raise Code3Error(Code.VALIDATION, f"{value!r} is not an account address",
+                         "pass 0x followed by up to 64 hex digits") from None
 
 
 def _u64_id(bounty_id: str) -> int:

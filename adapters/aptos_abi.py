@@ -1,9 +1,11 @@
-"""The Move module's ABI (move/abi.json) and the decoding of the fullnode's JSON for its types.
+"""The Move module's ABI (adapters/aptos_abi.json) and the decoding of the fullnode's JSON for its types.
 
-The ABI is kept in one JSON file beside the Move source so that the adapter, the fullnode stand-in and
-the ABI test all read the same declaration. The REST API renders u64 as decimal strings, addresses in
-short form, `Option<T>` as `{"vec": [...]}` and structs as objects; `decode` turns those into the
-values the Python side uses, driven by the declared Move types. No aptos-sdk here: pure data.
+The ABI is kept in one JSON file, shipped as package data beside this module (an installed `code3`
+has no `move/` directory), so that the adapter, the fullnode stand-in and the ABI test all read the
+same declaration; the test also checks it against the Move source in `move/`. The REST API renders
+u64 as decimal strings, addresses in short form, `Option<T>` as `{"vec": [...]}` and structs as
+objects; `decode` turns those into the values the Python side uses, driven by the declared Move types.
+No aptos-sdk here: pure data.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-ABI_PATH = Path(__file__).resolve().parents[1] / "move" / "abi.json"
+ABI_PATH = Path(__file__).with_name("aptos_abi.json")
 _GENERIC = re.compile(r"^(Option|vector)<(.+)>$")
 _INTEGERS = frozenset({"u8", "u16", "u32", "u64", "u128", "u256"})
 Fields = list[tuple[str, str]]
@@ -40,6 +42,7 @@ class MoveAbi:
     handle_resource: str
     handle_fields: dict[str, str]
     statuses: dict[str, int]
+    modes: dict[str, int]
     aborts: dict[str, int]
 
     def arguments(self, function: str) -> Fields:
@@ -90,5 +93,6 @@ def load_abi(path: Path = ABI_PATH) -> MoveAbi:
         handle_resource=raw["event_handles"]["resource"],
         handle_fields=dict(raw["event_handles"]["fields"]),
         statuses=dict(raw["statuses"]),
+        modes=dict(raw["modes"]),
         aborts=dict(raw["aborts"]),
     )

@@ -24,18 +24,23 @@ from adapters.sql import Cursor, SqlDb
 from domain import contract
 from domain.canonical import canonical_json
 from domain.chain_events import ChainEvent
-from domain.contract import BountyState, ContractAbort
+from domain.contract import BountyState, ChainConfig, ContractAbort, mode_arg, u64_arg
+from domain.errors import Code, Code3Error
 
-ESCROW = "0xc0de3"  # the contract's own account, holding escrowed funds
+ESCROW = "0xc0de3"  # the contract's own account, holding escrowed funds (no key signs for it)
+NO_ADDRESS = "0x" + "0" * 64
 SIGNING_PREFIX = b"CODE3::RawTransaction::"
+# The clock never passes this, so `now + any bounded duration` (deadline, hold, cooling) stays a u64.
+MAX_CLOCK = contract.U64_MAX - contract.MAX_DEADLINE_AHEAD - contract.MAX_COOLING_PERIOD - contract.MAX_HOLD_SECONDS
+# Amounts are stored as decimal TEXT: SQLite's INTEGER is a signed 64-bit and turns larger values into REAL.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS accounts (address TEXT PRIMARY KEY, public_key TEXT NOT NULL,
     sequence_number INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS balances (address TEXT NOT NULL, asset TEXT NOT NULL, amount INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS funds (address TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
     PRIMARY KEY (address, asset));
-CREATE TABLE IF NOT EXISTS bounties (bounty_id INTEGER PRIMARY KEY, issue_hash TEXT NOT NULL UNIQUE,
-    state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bounty_states (bounty_id INTEGER PRIMARY KEY, sponsor TEXT NOT NULL,
+    issue_hash TEXT NOT NULL, state TEXT NOT NULL, UNIQUE (sponsor, issue_hash));
 CREATE TABLE IF NOT EXISTS transactions (version INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
     sender TEXT NOT NULL, sequence_number INTEGER NOT NULL, payload TEXT NOT NULL, success INTEGER NOT NULL,
     abort_code INTEGER, timestamp INTEGER NOT NULL);
@@ -50,14 +55,38 @@ class TransactionRejected(Exception):
 
 
 class LocalLedger:
+    """`cooling_period`, `resolver`, `admin` and `asset` are the registry's settings, recorded when the
+    ledger file is first initialised (as the Move module's `initialize`); a later opening with other
+    values keeps the recorded ones (the chain's state wins), except that a resolver (and admin) not yet
+    recorded is recorded by the first opening that names one. `admin` defaults to the resolver."""
+
     network = "local"
 
-    def __init__(self, path: Path, cooling_period: int = contract.DEFAULT_COOLING_PERIOD) -> None:
+    def __init__(self, path: Path, cooling_period: int = contract.DEFAULT_COOLING_PERIOD,
+                 resolver: str | None = None, admin: str | None = None, asset: str = "USDT") -> None:
         self.path = path
         self.db = SqlDb.sqlite(path, _SCHEMA)
         with self.db.transaction() as db:
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('clock_offset', '0')")
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('cooling_period', ?)", (str(cooling_period),))
+            _migrate(db)
+            if _meta(db, "cooling_period") is None:
+                try:
+                    contract.initialize(cooling_period)
+                except ContractAbort:
+                    raise Code3Error(Code.VALIDATION, f"cooling period {cooling_period} s is out of bounds",
+                                     f"use 1 to {contract.MAX_COOLING_PERIOD} seconds") from None
+                _set_meta(db, "cooling_period", str(cooling_period))
+                _set_meta(db, "asset", asset)
+            if _meta(db, "clock_offset") is None:
+                _set_meta(db, "clock_offset", "0")
+        self.initialize_roles(resolver, admin)
+
+    def initialize_roles(self, resolver: str | None, admin: str | None = None) -> None:
+        """Record the resolver (and the admin, by default the resolver) unless the ledger has them already."""
+        with self.db.transaction() as db:
+            if resolver is not None and _meta(db, "resolver") is None:
+                _set_meta(db, "resolver", resolver)
+            if (admin or resolver) is not None and _meta(db, "admin") is None:
+                _set_meta(db, "admin", admin or resolver or "")
 
     def close(self) -> None:
         self.db.close()
@@ -66,26 +95,41 @@ class LocalLedger:
 
     def now(self) -> int:
         with self.db.statement() as db:
-            return int(time.time()) + int(_meta(db, "clock_offset"))
+            return _now(db)
 
     def advance(self, seconds: int) -> int:
-        """Move the ledger's clock forward (tests and the demo use it to pass the cooling period)."""
+        """Move the ledger's clock forward (tests and the demo pass the cooling period). Never backwards."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 0:
+            raise Code3Error(Code.VALIDATION, f"cannot move the ledger's clock by {seconds!r} seconds",
+                             "pass a whole number of seconds, zero or more: the clock never moves back")
         with self.db.transaction() as db:
-            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'clock_offset'", (seconds,))
+            if _now(db) + seconds > MAX_CLOCK:
+                raise Code3Error(Code.VALIDATION, f"moving the clock {seconds} s ahead passes its bound",
+                                 "advance by a realistic duration")
+            _set_meta(db, "clock_offset", str(int(_meta(db, "clock_offset") or 0) + seconds))
         return self.now()
 
     @property
     def cooling_period(self) -> int:
+        return self.config().cooling_period
+
+    def config(self) -> ChainConfig:
         with self.db.statement() as db:
-            return int(_meta(db, "cooling_period"))
+            return _config(db)
 
     # --- funds -----------------------------------------------------------------------------
 
     def mint(self, address: str, asset: str, amount: int) -> int:
-        """The local faucet: credit an account (there is no real money on the embedded ledger)."""
-        if amount <= 0:
-            raise ValueError("amount must be positive")
+        """The local faucet: credit an account (there is no real money on the embedded ledger). As for a
+        real asset, the total supply of an asset stays a u64, so no balance (escrow included) can overflow."""
+        if isinstance(amount, bool) or not isinstance(amount, int) or not 0 < amount <= contract.U64_MAX:
+            raise Code3Error(Code.VALIDATION, f"cannot mint {amount!r}: amounts are whole numbers from 1 to "
+                             f"{contract.U64_MAX}", "pass a positive integer amount in the asset's smallest unit")
         with self.db.transaction() as db:
+            supply = sum(int(r[0]) for r in db.execute("SELECT amount FROM funds WHERE asset = ?", (asset,)))
+            if supply + amount > contract.U64_MAX:
+                raise Code3Error(Code.VALIDATION, f"minting {amount} would take the supply of {asset} past "
+                                 f"{contract.U64_MAX}", "mint less: balances are u64 on chain")
             _credit(db, address, asset, amount)
         return self.balance(address, asset)
 
@@ -95,24 +139,45 @@ class LocalLedger:
 
     # --- the client side: build, sign, submit -----------------------------------------------
 
-    def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int) -> Receipt:
-        return self._call(signer, "create_bounty", {"repo": repo, "issue_hash": issue_hash, "asset": asset,
-                                                    "amount": amount})
+    def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int,
+                      deadline: int | None = None, mode: str | int = "contest", hold_seconds: int = 0) -> Receipt:
+        """`deadline`: absolute unix seconds (None: now + 30 days); `mode`: exclusive or contest."""
+        if deadline is None:
+            deadline = self.now() + contract.DEFAULT_DEADLINE
+        return self._call(signer, "create_bounty", {
+            "repo": repo, "issue_hash": issue_hash, "asset": asset, "amount": u64_arg("amount", amount),
+            "deadline": u64_arg("deadline", deadline), "mode": mode_arg(mode),
+            "hold_seconds": u64_arg("hold_seconds", hold_seconds)})
 
     def accept_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._call(signer, "accept_bounty", {"bounty_id": bounty_id})
 
+    def withdraw_task(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._call(signer, "withdraw_task", {"bounty_id": bounty_id})
+
     def submit_pr(self, signer: Signer, bounty_id: str, pr_url: str, commit_sha: str) -> Receipt:
         return self._call(signer, "submit_pr", {"bounty_id": bounty_id, "pr_url": pr_url, "commit_sha": commit_sha})
 
-    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str) -> Receipt:
-        return self._call(signer, "mark_merged", {"bounty_id": bounty_id, "pr_url": pr_url})
+    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str, winner: str | None = None) -> Receipt:
+        """`winner` None: the submitter of `pr_url` as the chain has it now (the resolver should name the
+        PR's author as the forge shows it)."""
+        if winner is None:
+            state = self.get_bounty(bounty_id)
+            winner = (contract.submitter_of(state, pr_url) if state else None) or NO_ADDRESS
+        return self._call(signer, "mark_merged", {"bounty_id": bounty_id, "pr_url": pr_url, "winner": winner})
 
     def claim_payout(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._call(signer, "claim_payout", {"bounty_id": bounty_id})
 
     def cancel_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._call(signer, "cancel_bounty", {"bounty_id": bounty_id})
+
+    def set_resolver(self, signer: Signer, resolver: str) -> Receipt:
+        return self._call(signer, "set_resolver", {"resolver": resolver})
+
+    def set_cooling_period(self, signer: Signer, cooling_period: int) -> Receipt:
+        return self._call(signer, "set_cooling_period", {"cooling_period": u64_arg("cooling_period",
+                                                                                   cooling_period)})
 
     def _call(self, signer: Signer, function: str, args: dict[str, Any]) -> Receipt:
         """Sign and submit; on a sequence-number race with another process, re-read and re-sign."""
@@ -165,7 +230,8 @@ class LocalLedger:
         if row is None:
             db.execute("INSERT INTO accounts VALUES (?, ?, 0)", (sender, public_key.hex()))
         db.execute("UPDATE accounts SET sequence_number = sequence_number + 1 WHERE address = ?", (sender,))
-        now = int(time.time()) + int(_meta(db, "clock_offset"))
+        now = _now(db)
+        _set_meta(db, "high_water", str(now))  # the clock never reads earlier than a recorded transaction
         version = (db.execute("SELECT MAX(version) FROM transactions").fetchone()[0] or 0) + 1
         function = tx["function"].rsplit("::", 1)[1]
         savepoint_ok = True
@@ -193,27 +259,25 @@ class LocalLedger:
     def _run(self, db: Cursor, function: str, sender: str, args: dict[str, Any], now: int
              ) -> contract.Emitted:
         if function == "create_bounty":
-            if db.execute("SELECT 1 FROM bounties WHERE issue_hash = ?", (args["issue_hash"],)).fetchone():
-                raise ContractAbort(contract.Abort.ISSUE_HASH_EXISTS)
-            next_id = (db.execute("SELECT MAX(bounty_id) FROM bounties").fetchone()[0] or 0) + 1
-            state = BountyState(
-                bounty_id=str(next_id), sponsor=sender, repo=args["repo"], issue_hash=args["issue_hash"],
-                asset=args["asset"], amount=int(args["amount"]), created_at=now,
-                cooling_period=int(_meta(db, "cooling_period")),
-            )
-            emitted = contract.create(state, _balance(db, sender, state.asset))
-            _debit(db, sender, state.asset, state.amount)
-            _credit(db, ESCROW, state.asset, state.amount)
-            db.execute("INSERT INTO bounties VALUES (?, ?, ?)", (next_id, state.issue_hash,
-                                                                 json.dumps(state.to_dict())))
-            return emitted
+            return self._create(db, sender, args, now)
+        if function in ("set_resolver", "set_cooling_period"):
+            config = _config(db)
+            if function == "set_resolver":
+                contract.set_resolver(config, sender, args["resolver"])
+                _set_meta(db, "resolver", config.resolver or "")
+            else:
+                contract.set_cooling_period(config, sender, int(args["cooling_period"]))
+                _set_meta(db, "cooling_period", str(config.cooling_period))
+            return []
         state = _load(db, args["bounty_id"])
         rules: dict[str, Callable[[], contract.Emitted]] = {
-            "accept_bounty": lambda: contract.accept(state, sender),
-            "submit_pr": lambda: contract.submit_pr(state, sender, args["pr_url"], args["commit_sha"]),
-            "mark_merged": lambda: contract.mark_merged(state, sender, args["pr_url"], now),
-            "claim_payout": lambda: contract.claim_payout(state, sender, now),
-            "cancel_bounty": lambda: contract.cancel(state, sender),
+            "accept_bounty": lambda: contract.accept(state, sender, now),
+            "withdraw_task": lambda: contract.withdraw(state, sender),
+            "submit_pr": lambda: contract.submit_pr(state, sender, args["pr_url"], args["commit_sha"], now),
+            "mark_merged": lambda: contract.mark_merged(state, sender, _config(db).resolver, args["pr_url"],
+                                                        args["winner"], now),
+            "claim_payout": lambda: contract.claim_payout(state, now),
+            "cancel_bounty": lambda: contract.cancel(state, sender, now),
         }
         if function not in rules:
             raise TransactionRejected(f"FUNCTION_NOT_FOUND: code3::bounty::{function}")
@@ -225,27 +289,45 @@ class LocalLedger:
             elif etype == "BountyCancelled":
                 _debit(db, ESCROW, state.asset, state.amount)
                 _credit(db, data["refund_to"], state.asset, state.amount)
-        db.execute("UPDATE bounties SET state = ? WHERE bounty_id = ?",
+        db.execute("UPDATE bounty_states SET state = ? WHERE bounty_id = ?",
                    (json.dumps(state.to_dict()), int(state.bounty_id)))
+        return emitted
+
+    def _create(self, db: Cursor, sender: str, args: dict[str, Any], now: int) -> contract.Emitted:
+        taken = db.execute("SELECT 1 FROM bounty_states WHERE sponsor = ? AND issue_hash = ?",
+                           (sender, args["issue_hash"])).fetchone() is not None
+        next_id = (db.execute("SELECT MAX(bounty_id) FROM bounty_states").fetchone()[0] or 0) + 1
+        state = BountyState(
+            bounty_id=str(next_id), sponsor=sender, repo=args["repo"], issue_hash=args["issue_hash"],
+            asset=args["asset"], amount=int(args["amount"]), created_at=now, cooling_period=_config(db).cooling_period,
+            deadline=int(args["deadline"]), mode=args["mode"], hold_seconds=int(args["hold_seconds"]),
+        )
+        emitted = contract.create(state, _balance(db, sender, state.asset), now, taken)
+        _debit(db, sender, state.asset, state.amount)
+        _credit(db, ESCROW, state.asset, state.amount)
+        db.execute("INSERT INTO bounty_states VALUES (?, ?, ?, ?)",
+                   (next_id, sender, state.issue_hash, json.dumps(state.to_dict())))
         return emitted
 
     # --- views -----------------------------------------------------------------------------
 
     def get_bounty(self, bounty_id: str) -> BountyState | None:
-        if not str(bounty_id).isdigit():
+        if not str(bounty_id).isdigit() or int(bounty_id) > contract.U64_MAX:
             return None
         with self.db.statement() as db:
-            row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
+            row = db.execute("SELECT state FROM bounty_states WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
         return BountyState.from_dict(json.loads(row[0])) if row else None
 
-    def find_bounty_by_issue_hash(self, issue_hash: str) -> BountyState | None:
+    def find_bounty_by_issue_hash(self, sponsor: str, issue_hash: str) -> BountyState | None:
+        """The sponsor's bounty for this issue hash (hashes are keyed by sponsor on chain)."""
         with self.db.statement() as db:
-            row = db.execute("SELECT state FROM bounties WHERE issue_hash = ?", (issue_hash,)).fetchone()
+            row = db.execute("SELECT state FROM bounty_states WHERE sponsor = ? AND issue_hash = ?",
+                             (sponsor, issue_hash)).fetchone()
         return BountyState.from_dict(json.loads(row[0])) if row else None
 
     def list_bounties(self) -> list[BountyState]:
         with self.db.statement() as db:
-            rows = db.execute("SELECT state FROM bounties ORDER BY bounty_id").fetchall()
+            rows = db.execute("SELECT state FROM bounty_states ORDER BY bounty_id").fetchall()
         return [BountyState.from_dict(json.loads(r[0])) for r in rows]
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
@@ -286,32 +368,64 @@ class LocalLedger:
                 "abort_code": row[3], "timestamp": row[4]}
 
 
-def _meta(db: Cursor, key: str) -> str:
-    return db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+def _meta(db: Cursor, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _set_meta(db: Cursor, key: str, value: str) -> None:
+    db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def _now(db: Cursor) -> int:
+    """Wall clock plus the tests' offset, never earlier than the last recorded transaction."""
+    return max(int(time.time()) + int(_meta(db, "clock_offset") or 0), int(_meta(db, "high_water") or 0))
+
+
+def _config(db: Cursor) -> ChainConfig:
+    return ChainConfig(admin=_meta(db, "admin") or None, resolver=_meta(db, "resolver") or None,
+                       asset=_meta(db, "asset") or "USDT", escrow=ESCROW,
+                       cooling_period=int(_meta(db, "cooling_period") or contract.DEFAULT_COOLING_PERIOD))
 
 
 def _balance(db: Cursor, address: str, asset: str) -> int:
-    row = db.execute("SELECT amount FROM balances WHERE address = ? AND asset = ?", (address, asset)).fetchone()
-    return row[0] if row else 0
+    row = db.execute("SELECT amount FROM funds WHERE address = ? AND asset = ?", (address, asset)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _credit(db: Cursor, address: str, asset: str, amount: int) -> None:
-    db.execute(
-        "INSERT INTO balances VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = amount + ?",
-        (address, asset, amount, amount),
-    )
+    total = _balance(db, address, asset) + amount
+    assert 0 <= total <= contract.U64_MAX, "the supply cap keeps every balance a u64"
+    db.execute("INSERT INTO funds VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = excluded.amount",
+               (address, asset, str(total)))
 
 
 def _debit(db: Cursor, address: str, asset: str, amount: int) -> None:
-    if _balance(db, address, asset) < amount:
+    balance = _balance(db, address, asset)
+    if balance < amount:
         raise ContractAbort(contract.Abort.INSUFFICIENT_BALANCE)
-    db.execute("UPDATE balances SET amount = amount - ? WHERE address = ? AND asset = ?", (amount, address, asset))
+    db.execute("UPDATE funds SET amount = ? WHERE address = ? AND asset = ?", (str(balance - amount), address, asset))
 
 
 def _load(db: Cursor, bounty_id: str) -> BountyState:
-    if not str(bounty_id).isdigit():
+    if not str(bounty_id).isdigit() or int(bounty_id) > contract.U64_MAX:
         raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
-    row = db.execute("SELECT state FROM bounties WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
+    row = db.execute("SELECT state FROM bounty_states WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
     if not row:
         raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
     return BountyState.from_dict(json.loads(row[0]))
+
+
+def _migrate(db: Cursor) -> None:
+    """A ledger file from before u64 amounts and per-sponsor issue hashes: move its rows to the new tables."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
+    if "balances" in tables:
+        for address, asset, amount in db.execute("SELECT address, asset, amount FROM balances").fetchall():
+            db.execute("INSERT INTO funds VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (address, asset, str(int(amount))))
+        db.execute("DROP TABLE balances")
+    if "bounties" in tables:
+        for bounty_id, stored in db.execute("SELECT bounty_id, state FROM bounties").fetchall():
+            state = BountyState.from_dict(json.loads(stored))
+            db.execute("INSERT INTO bounty_states VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (bounty_id, state.sponsor, state.issue_hash, json.dumps(state.to_dict())))
+        db.execute("DROP TABLE bounties")

@@ -84,7 +84,9 @@ def _lifecycle(project: Path) -> None:
     keystore = Keystore(base.keystore_dir)
     for name in ("alice", "bob", "carol"):
         keystore.new(name)
-    people = {name: build_services(Settings(project=project, identity=name)) for name in ("alice", "bob", "carol")}
+    # alice also runs the server that reports merges: the ledger records her as its resolver
+    people = {name: build_services(Settings(project=project, identity=name, resolver="alice"))
+              for name in ("alice", "bob", "carol")}
     ledger = people["alice"].chain
     forge = people["alice"].forge
     assert isinstance(ledger, LocalLedger) and isinstance(forge, LocalForge)
@@ -101,7 +103,7 @@ def _lifecycle(project: Path) -> None:
     t.do("alice", "spec_mcp.plan again (must not overwrite)", lambda s: specs.plan(s, fid), expect="E_EXISTS")
     t.do("alice", f"spec_mcp.tasks {fid}", lambda s: specs.tasks(s, fid))
     args = {"repo": REPO, "feature_id": fid, "spec_path": spec["paths"]["spec"], "amount": str(AMOUNT),
-            "asset": "USDT", "network": "local"}
+            "asset": "USDT", "network": "local", "mode": "contest"}  # bob and carol compete: a contest
     published = t.do("alice", f"spec_mcp.publish_issue_with_metadata ({AMOUNT:,} USDT units)",
                      lambda s: publish.publish_issue_with_metadata(s, **args))
     t.issue_number = published["issue"]["number"]

@@ -29,6 +29,9 @@ VARIABLES = {
     "CODE3_APTOS_ASSET_METADATA": "with CODE3_CHAIN=aptos: metadata object address of the escrowed asset (USDT)",
     "CODE3_DATABASE_URL": "postgresql://user:pass@host:port/db[?schema=s] for the event store "
                           "(default: SQLite at <project>/.code3/events.sqlite)",
+    "CODE3_RESOLVER": "name of the keystore key whose address the embedded ledger records as the resolver "
+                      "(the account that reports merges) when it is first created (default: default, created "
+                      "on demand)",
     "CODE3_COOLING_PERIOD": "seconds between merge and claim on a new local ledger "
                             f"(default: {DEFAULT_COOLING_PERIOD})",
     "CODE3_ASSET": "default asset symbol (default: USDT)",
@@ -59,6 +62,7 @@ class Settings:
     chain: str = "local"
     database_url: str | None = None
     cooling_period: int = DEFAULT_COOLING_PERIOD
+    resolver: str = "default"
     asset: str = "USDT"
     log_level: str = "WARNING"
     webhook_secret: str | None = field(default=None, repr=False)
@@ -103,6 +107,7 @@ class Settings:
             "chain": e.get("CODE3_CHAIN", "local"),
             "database_url": e.get("CODE3_DATABASE_URL") or None,
             "cooling_period": int(e.get("CODE3_COOLING_PERIOD", DEFAULT_COOLING_PERIOD)),
+            "resolver": e.get("CODE3_RESOLVER") or "default",
             "asset": e.get("CODE3_ASSET", "USDT"),
             "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
             "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,

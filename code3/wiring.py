@@ -28,8 +28,12 @@ CHAINS = ("local", "aptos")
 
 
 def ledger(settings: Settings) -> LocalLedger:
-    """The embedded ledger itself (for its faucet and clock), whatever chain the services use."""
-    return LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
+    """The embedded ledger itself (for its faucet and clock), whatever chain the services use. A new ledger
+    records the key named by CODE3_RESOLVER (created on demand) as the resolver that reports merges."""
+    found = LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
+    if found.config().resolver is None:
+        found.initialize_roles(Keystore(settings.keystore_dir).get_or_create(settings.resolver).address)
+    return found
 
 
 def local_forge(settings: Settings, actor: str) -> LocalForge:

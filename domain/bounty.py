@@ -9,17 +9,51 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.canonical import natural_id
 from domain.chain_events import ChainEvent
-from domain.contract import Status
+from domain.contract import Mode, Status, mirror_view, status_after_accept, status_after_withdraw
 
 
 class Bounty(Aggregate):
     """Every event carries its chain coordinates; observing the same chain event twice records nothing."""
 
+    class Created(Aggregate.Created):
+        """v2 adds the terms chosen at publish: deadline, mode and hold time (BountyCreated carries them)."""
+
+        class_version = 2
+        bounty_id: str
+        sponsor: str
+        repo: str
+        issue_hash: str
+        asset: str
+        amount: int
+        cooling_period: int
+        created_at: int
+        deadline: int | None
+        mode: str
+        hold_seconds: int
+        coords: dict[str, Any]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Stored before modes and deadlines: several workers (today's contest), no deadline, no hold."""
+            state.update(deadline=None, mode=Mode.CONTEST.label, hold_seconds=0)
+
+    class Accepted(Aggregate.Event):
+        """v2 adds `hold_until` (exclusive: the end of the worker's hold; None in a contest)."""
+
+        class_version = 2
+        worker: str
+        hold_until: int | None
+        coords: dict[str, Any]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state["hold_until"] = None
+
     @staticmethod
     def create_id(bounty_id: str) -> UUID:
         return natural_id("bounty", bounty_id)
 
-    @event("Created")
+    @event(Created)
     def __init__(
         self,
         bounty_id: str,
@@ -30,6 +64,9 @@ class Bounty(Aggregate):
         amount: int,
         cooling_period: int,
         created_at: int,
+        deadline: int | None,
+        mode: str,
+        hold_seconds: int,
         coords: dict[str, Any],
     ) -> None:
         self.bounty_id = bounty_id
@@ -40,8 +77,13 @@ class Bounty(Aggregate):
         self.amount = amount
         self.cooling_period = cooling_period
         self.created_at = created_at
+        self.deadline = deadline
+        self.mode = mode
+        self.hold_seconds = hold_seconds
         self.status = Status.OPEN
         self.workers: list[str] = []
+        self.holder: str | None = None
+        self.hold_until: int | None = None
         self.submissions: dict[str, dict[str, str]] = {}
         self.winner: str | None = None
         self.merged_pr: str | None = None
@@ -57,11 +99,19 @@ class Bounty(Aggregate):
         if ev.type != "BountyCreated":
             raise ValueError(f"a Bounty is born from BountyCreated, not {ev.type}")
         d = ev.data
+        # an embedded ledger's event from before modes and deadlines has none of the three: a contest
+        deadline = d.get("deadline")
         return cls(
             bounty_id=str(d["bounty_id"]), sponsor=d["sponsor"], repo=d["repo"], issue_hash=d["issue_hash"],
             asset=d["asset"], amount=int(d["amount"]), cooling_period=int(d["cooling_period"]),
-            created_at=int(d["created_at"]), coords=ev.coords,
+            created_at=int(d["created_at"]), deadline=None if deadline is None else int(deadline),
+            mode=Mode(int(d.get("mode", Mode.CONTEST))).label, hold_seconds=int(d.get("hold_seconds", 0)),
+            coords=ev.coords,
         )
+
+    @property
+    def exclusive(self) -> bool:
+        return self.mode == Mode.EXCLUSIVE.label
 
     def observe(self, ev: ChainEvent) -> bool:
         """Record a chain event unless it was recorded already; True when something was recorded."""
@@ -69,7 +119,9 @@ class Bounty(Aggregate):
             return False
         d, c = ev.data, ev.coords
         if ev.type == "BountyAccepted":
-            self._accepted(worker=d["worker"], coords=c)
+            self._accepted(worker=d["worker"], hold_until=int(d.get("hold_until", 0)) or None, coords=c)
+        elif ev.type == "TaskWithdrawn":
+            self._withdrawn(worker=d["worker"], coords=c)
         elif ev.type == "PRSubmitted":
             self._pr_submitted(worker=d["worker"], pr_url=d["pr_url"], commit_sha=d["commit_sha"], coords=c)
         elif ev.type == "BountyMerged":
@@ -84,11 +136,22 @@ class Bounty(Aggregate):
             raise ValueError(f"unknown chain event type {ev.type!r}")
         return True
 
-    @event("Accepted")
-    def _accepted(self, worker: str, coords: dict[str, Any]) -> None:
-        self.workers.append(worker)
-        if self.status is Status.OPEN:
-            self.status = Status.STARTED
+    @event(Accepted)
+    def _accepted(self, worker: str, coords: dict[str, Any], hold_until: int | None = None) -> None:
+        if self.exclusive:  # the chain's rule: the new holder replaces an expired or released one
+            self.workers, self.holder, self.hold_until = [worker], worker, hold_until
+        else:
+            self.workers.append(worker)
+        self.status = status_after_accept(self.status)
+        self.seen.append(_key(coords))
+
+    @event("Withdrawn")
+    def _withdrawn(self, worker: str, coords: dict[str, Any]) -> None:
+        if worker in self.workers:
+            self.workers.remove(worker)
+        if self.holder == worker:
+            self.holder, self.hold_until = None, None
+        self.status = status_after_withdraw(self.status, self.workers)
         self.seen.append(_key(coords))
 
     @event("PRSubmitted")
@@ -121,9 +184,8 @@ class Bounty(Aggregate):
         self.seen.append(_key(coords))
 
     def comparable(self) -> dict[str, Any]:
-        """The part of the state the chain also holds, in the chain's terms."""
-        return {"status": int(self.status), "workers": sorted(self.workers), "winner": self.winner,
-                "cooling_until": self.cooling_until}
+        """The part of the state the chain also holds, in the chain's terms (defined once, in domain.contract)."""
+        return mirror_view(self.status, self.workers, self.winner, self.cooling_until, self.holder, self.hold_until)
 
     def reconcile(self, chain: dict[str, Any]) -> bool:
         """Adopt the chain's state when the mirror disagrees; the disagreement itself is recorded."""
@@ -139,6 +201,8 @@ class Bounty(Aggregate):
         self.workers = list(chain["workers"])
         self.winner = chain["winner"]
         self.cooling_until = chain["cooling_until"]
+        self.holder = chain.get("holder")  # recorded before holds existed: absent
+        self.hold_until = chain.get("hold_until")
 
     @event("BecameClaimable")
     def note_claimable(self, at: int) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from adapters.sql import Cursor, SqlDb
 from domain.bounty import Bounty
-from domain.contract import Status
+from domain.contract import Status, status_after_accept
 from domain.issue import Issue
 
 SCHEMA = """
@@ -67,9 +67,7 @@ class BountyBoard:
         updates: dict[str, Any] = {}
         if isinstance(event, Bounty.Accepted):
             workers.append(event.worker)
-            updates["workers"] = json.dumps(workers)
-            if state == Status.OPEN.name:
-                updates["state"] = Status.STARTED.name
+            updates.update(workers=json.dumps(workers), state=status_after_accept(Status[state]).name)
         elif isinstance(event, Bounty.PRSubmitted):
             updates["state"] = Status.PR_SUBMITTED.name
         elif isinstance(event, Bounty.Merged):

@@ -54,7 +54,9 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
 
 @pytest.fixture(params=["local"])
 def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
-    """The embedded default; a test module runs on both stacks with `STACKS` below (indirect)."""
+    """The embedded default; a test module runs on both stacks with `STACKS` below (indirect).
+
+    A test names the chain's resolver (`stack.use_resolver`) once its keys exist, before any merge."""
     chosen: Stack = LocalStack(tmp_path, COOLING) if request.param == "local" else RemoteStack(tmp_path, COOLING)
     yield chosen
     chosen.close()
@@ -106,7 +108,8 @@ class World:
 
     def publish_args(self, spec: dict[str, Any], amount: int = AMOUNT) -> dict[str, Any]:
         return {"repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
-                "amount": str(amount), "asset": "USDT", "network": self.stack.network}
+                "amount": str(amount), "asset": "USDT", "network": self.stack.network,
+                "mode": "contest"}  # several workers per bounty, as these tests expect (exclusive: test_modes)
 
     def published(self, amount: int = AMOUNT, description: str = "Users can export their to-do list as CSV"
                   ) -> dict[str, Any]:
@@ -121,6 +124,7 @@ def world(tmp_path: Path, database_url: str | None, stack: Stack) -> Iterator[Wo
     keystore = Keystore(Settings(project=tmp_path).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keystore.new(name)
+    stack.use_resolver(keystore.load("alice").address)  # alice also serves: her merge reports are the chain's
     w = World(project=tmp_path, database_url=database_url, stack=stack)
     stack.mint(w.address("alice"), 10 * AMOUNT)
     stack.create_repo(REPO)

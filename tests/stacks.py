@@ -1,7 +1,8 @@
 """The two stacks a lifecycle runs on: the embedded default, and the real adapters against stand-ins.
 
 A Stack gives the settings that select it and the operator's powers no port has (create a
-repository, merge a PR, mint funds, move the clock), so one test body runs on either.
+repository, merge a PR, mint funds, move the clock), so one test body runs on either. Each chain is
+initialised with the resolver the test names: the account whose merge reports the contract accepts.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ class Stack(Protocol):
     def issue_count(self, repo: str) -> int: ...
     def mint(self, address: str, amount: int) -> None: ...
     def advance(self, seconds: int) -> None: ...
+    def use_resolver(self, address: str) -> None:
+        """Record the account whose merge reports the chain accepts (once: the first one named stays)."""
+        ...
     def escrow(self) -> int: ...
     @property
     def cooling_period(self) -> int: ...
@@ -34,8 +38,9 @@ class LocalStack:
     kind = "local"
     network = "local"
 
-    def __init__(self, project: Path, cooling_period: int) -> None:
-        self.ledger = LocalLedger(project / ".code3" / "ledger.sqlite", cooling_period=cooling_period)
+    def __init__(self, project: Path, cooling_period: int, resolver: str | None = None) -> None:
+        self.ledger = LocalLedger(project / ".code3" / "ledger.sqlite", cooling_period=cooling_period,
+                                  resolver=resolver)
         self.forge = LocalForge(project / ".code3" / "forge", actor="alice")
 
     def settings(self, identity: str) -> dict[str, Any]:
@@ -59,6 +64,9 @@ class LocalStack:
     def advance(self, seconds: int) -> None:
         self.ledger.advance(seconds)
 
+    def use_resolver(self, address: str) -> None:
+        self.ledger.initialize_roles(address)
+
     def escrow(self) -> int:
         return self.ledger.balance(ESCROW, "USDT")
 
@@ -77,13 +85,13 @@ class RemoteStack:
     kind = "remote"
     network = "testnet"
 
-    def __init__(self, root: Path, cooling_period: int) -> None:
+    def __init__(self, root: Path, cooling_period: int, resolver: str | None = None) -> None:
         from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode
         from tests.fakes.github_server import FakeGitHub
 
         self.github = FakeGitHub(root / "github", tokens={f"token-{n}": n for n in ("alice", "bob", "carol")})
         self.node = AptosNode(root / "aptos-node.sqlite", MODULE_ADDRESS, {USDT_METADATA: "USDT"},
-                              cooling_period=cooling_period)
+                              cooling_period=cooling_period, resolver=resolver)
         self.module_address, self.asset_metadata = MODULE_ADDRESS, USDT_METADATA
 
     def settings(self, identity: str) -> dict[str, Any]:
@@ -113,6 +121,9 @@ class RemoteStack:
 
     def advance(self, seconds: int) -> None:
         self.node.advance(seconds)
+
+    def use_resolver(self, address: str) -> None:
+        self.node.ledger.initialize_roles(address)
 
     def escrow(self) -> int:
         return self.node.ledger.balance(ESCROW, "USDT")

@@ -21,7 +21,8 @@ HINTS: dict[Abort, str] = {
     Abort.BOUNTY_NOT_FOUND: "check the bounty_id (publish returns it; accept_task reports it)",
     Abort.INVALID_STATE: "read the bounty's state first: this step is not allowed in it",
     Abort.NOT_SPONSOR: "run this with the sponsor's identity (CODE3_IDENTITY)",
-    Abort.NOT_WINNER: "only the worker whose PR merged first can claim this bounty",
+    Abort.NOT_RESOLVER: "merges are reported by the contract's resolver (on the embedded default the serve "
+                        "identity, CODE3_RESOLVER); let `code3 serve` or the worker report it",
     Abort.COOLING: "wait until cooling_until, then claim again",
     Abort.NOT_ACCEPTED: "accept the task first (server_mcp.accept_task)",
     Abort.ISSUE_HASH_EXISTS: "re-run publish with the same arguments to resume it",
@@ -31,6 +32,22 @@ HINTS: dict[Abort, str] = {
     Abort.PR_NOT_SUBMITTED: "the PR must have been submitted on chain (server_mcp.submit_pr) before it merges",
     Abort.SPONSOR_CANNOT_ACCEPT: "accept with a worker identity, not the sponsor's",
     Abort.PR_ALREADY_SUBMITTED: "a worker submits one PR per bounty; reuse the PR already submitted",
+    Abort.NOT_ADMIN: "run this with the contract admin's identity",
+    Abort.WRONG_WINNER: "name the PR's author as the winner: the worker who submitted that PR on chain",
+    Abort.HELD_BY_OTHER: "choose another task (server_mcp.accept_best_task), or accept again after the hold ends",
+    Abort.HOLD_EXPIRED: "accept the task again (server_mcp.accept_task) to renew the hold if nobody else took it",
+    Abort.PR_URL_TAKEN: "submit your own PR: this one was submitted by another worker",
+    Abort.DEADLINE_NOT_REACHED: "wait for the bounty's deadline, or for the submitted PR to be merged or closed",
+    Abort.DISPUTE_WINDOW_CLOSED: "the payout is due to the winner; a dispute is possible only before cooling_until",
+    Abort.TOO_MANY_WORKERS: "choose another task (server_mcp.accept_best_task)",
+    Abort.INVALID_DEADLINE: "pass a deadline after now and at most 365 days ahead",
+    Abort.INVALID_MODE: "use mode exclusive or contest",
+    Abort.INVALID_HOLD: "exclusive: a hold time of 1 s to 30 days; contest: no hold time",
+    Abort.INVALID_COOLING_PERIOD: "use a cooling period of 1 s to 90 days",
+    Abort.INVALID_REPO: "pass the repository as owner/name (at most 140 bytes)",
+    Abort.INVALID_ISSUE_HASH: "the issue hash is the sha256 of the publish terms, 64 lowercase hex digits",
+    Abort.INVALID_PR_URL: "pass the PR's URL (at most 300 bytes)",
+    Abort.INVALID_COMMIT_SHA: "pass the PR head's full commit id (40 or 64 lowercase hex digits)",
 }
 
 

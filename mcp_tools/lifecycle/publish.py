@@ -186,7 +186,7 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         sync_bounty(s, issue.bounty_id)
         return issue
     with chain_read():
-        state = s.chain.find_bounty_by_issue_hash(issue.issue_hash)
+        state = s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash)
     if state is None:
         receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
                                                   int(issue.amount)),

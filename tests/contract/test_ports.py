@@ -109,10 +109,12 @@ def test_chain_runs_the_bounty_contract_and_reports_events_with_coordinates(
     ledger, fund = chain
     alice, bob = people["alice"], people["bob"]
     fund(alice.address, 1000)
-    created = ledger.create_bounty(alice, "alice/app", "hash-1", "USDT", 400)
+    issue_hash = "ab" * 32  # the contract takes a sha256 in lowercase hex
+    created = ledger.create_bounty(alice, "alice/app", issue_hash, "USDT", 400)
     assert created.success and created.events[0].type == "BountyCreated"
     bounty_id = str(created.events[0].data["bounty_id"])
-    assert ledger.find_bounty_by_issue_hash("hash-1").bounty_id == bounty_id
+    assert ledger.find_bounty_by_issue_hash(alice.address, issue_hash).bounty_id == bounty_id
+    assert ledger.find_bounty_by_issue_hash(bob.address, issue_hash) is None, "issue hashes are keyed by sponsor"
     accepted = ledger.accept_bounty(bob, bounty_id)
     assert accepted.success and accepted.version > created.version
     refused = ledger.claim_payout(bob, bounty_id)

@@ -76,6 +76,7 @@ def project(tmp_path: Path, stack: Stack) -> Project:
         assert proc.returncode == 0, f"code3 account new {name} failed: {err}"
         addresses[name] = json.loads(out)["address"]
     found = Project(root, addresses, stack)
+    stack.use_resolver(addresses["alice"])  # alice reports the merge below: the chain's resolver
     stack.mint(addresses["alice"], 5 * AMOUNT)
     stack.create_repo(REPO)
     return found

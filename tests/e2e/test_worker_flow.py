@@ -36,7 +36,7 @@ TRANSITIONS = 8  # created, 2 accepted, 2 submitted, merged, cooling started, pa
 
 
 def code3(*args: str, project: Path, identity: str = "alice") -> subprocess.Popen[str]:
-    env = {**os.environ, "CODE3_PROJECT": str(project), "CODE3_IDENTITY": identity,
+    env = {**os.environ, "CODE3_PROJECT": str(project), "CODE3_IDENTITY": identity, "CODE3_RESOLVER": "alice",
            "CODE3_COOLING_PERIOD": str(COOLING), "CODE3_LOG_LEVEL": "INFO"}
     return subprocess.Popen([sys.executable, "-m", "code3", *args], env=env, cwd=project, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -58,7 +58,9 @@ class Project:
         keys = Keystore(Settings(project=root).keystore_dir)
         for name in ("alice", "bob", "carol"):
             keys.new(name)
-        self.people = {name: build_services(Settings(project=root, identity=name, cooling_period=COOLING))
+        # alice runs `code3 serve`, which reports merges: the ledger records her as its resolver
+        self.people = {name: build_services(Settings(project=root, identity=name, cooling_period=COOLING,
+                                                     resolver="alice"))
                        for name in ("alice", "bob", "carol")}
         self.alice.chain.mint(self.alice.signer.address, "USDT", 5 * AMOUNT)  # type: ignore[attr-defined]
         self.alice.forge.create_repo(REPO)  # type: ignore[attr-defined]

@@ -38,6 +38,9 @@ _MOVES_FUNDS = {"BountyCreated", "BountyPaid", "BountyCancelled"}
 # the node prints addresses short, the adapter must read them long).
 MODULE_ADDRESS = "0x" + hashlib.sha3_256(b"code3::bounty stand-in").hexdigest()
 USDT_METADATA = "0x" + "aa01".rjust(64, "0")
+# The escrow resource account (on Aptos: sha3-256 of the publisher, the seed and the scheme byte 0xFF).
+ESCROW_ADDRESS = "0x" + hashlib.sha3_256(bytes.fromhex(MODULE_ADDRESS[2:]) + b"code3::bounty::escrow"
+                                          + b"\xff").hexdigest()
 
 
 def short(address: str) -> str:
@@ -47,9 +50,12 @@ def short(address: str) -> str:
 
 class AptosNode:
     def __init__(self, path: Path, module_address: str, assets: dict[str, str], chain_id: int = 2,
-                 cooling_period: int = 100) -> None:
-        """`assets` maps a fungible-asset metadata address to the symbol the ledger books it under."""
-        self.ledger = LocalLedger(path, cooling_period=cooling_period)
+                 cooling_period: int = 100, resolver: str | None = None, admin: str | None = None) -> None:
+        """`assets` maps a fungible-asset metadata address to the symbol the ledger books it under;
+        `resolver` and `admin` are what `initialize` was given (admin: the resolver when not named)."""
+        self.ledger = LocalLedger(path, cooling_period=cooling_period,
+                                  resolver=normalize_address(resolver) if resolver else None,
+                                  admin=normalize_address(admin) if admin else None)
         self.abi = load_abi()
         self.module_address = normalize_address(module_address)
         self.assets = {normalize_address(a): symbol for a, symbol in assets.items()}
@@ -213,14 +219,14 @@ class AptosNode:
         if not module_ok or entry.function not in self.abi.entry_functions or entry.function == "initialize":
             raise error(400, f"FUNCTION_NOT_FOUND: {entry.module}::{entry.function}", "invalid_input")
         decoders: dict[str, Callable[[Deserializer], Any]] = {
-            "u64": lambda d: d.u64(), "String": lambda d: d.str(),
+            "u8": lambda d: d.u8(), "u64": lambda d: d.u64(), "bool": lambda d: d.bool(), "String": lambda d: d.str(),
             "address": lambda d: normalize_address(str(AccountAddress.deserialize(d))),
         }
         params = self.abi.arguments(entry.function)
         if len(params) != len(entry.args):
             raise error(400, "NUMBER_OF_ARGUMENTS_MISMATCH", "invalid_input")
-        args = {name: decoders[kind](Deserializer(value)) for (name, kind), value in zip(params, entry.args,
-                                                                                           strict=True)}
+        args = {name: _decode_exactly(decoders[kind], value) for (name, kind), value in zip(params, entry.args,
+                                                                                              strict=True)}
         if "bounty_id" in args:
             args["bounty_id"] = str(args["bounty_id"])  # the ledger's ids are strings
         return entry.function, args
@@ -354,10 +360,17 @@ class AptosNode:
                 or function not in self.abi.views:
             raise error(400, f"FUNCTION_NOT_FOUND: {request['function']}", "invalid_input")
         returns = self.abi.views[function]["returns"]
+        if len(args) != len(self.abi.views[function]["params"]):
+            raise error(400, "NUMBER_OF_ARGUMENTS_MISMATCH", "invalid_input")
         if function == "list_bounty_ids":
             return Reply(200, [[b.bounty_id for b in self.ledger.list_bounties()]])
+        if function == "get_config":
+            config = self.ledger.config()
+            return Reply(200, [self._json(returns, {
+                "admin": config.admin or "0x0", "resolver": config.resolver or "0x0", "asset": config.asset,
+                "escrow": ESCROW_ADDRESS, "cooling_period": config.cooling_period})])
         state = (self.ledger.get_bounty(args[0]) if function == "get_bounty"
-                 else self.ledger.find_bounty_by_issue_hash(args[0]))
+                 else self.ledger.find_bounty_by_issue_hash(normalize_address(args[0]), args[1]))
         value = None
         if state is not None:
             value = {**state.to_dict(), "bounty_id": int(state.bounty_id),
@@ -380,6 +393,17 @@ class AptosNode:
         if move_type in ("bool", "String"):
             return value
         return {name: self._json(kind, value[name]) for name, kind in self.abi.structs[move_type]}
+
+
+def _decode_exactly(decode: Callable[[Any], Any], value: bytes) -> Any:
+    """A BCS argument must be consumed whole, as the VM requires."""
+    from aptos_sdk.bcs import Deserializer
+
+    reader = Deserializer(value)
+    decoded = decode(reader)
+    if reader.remaining() != 0:
+        raise error(400, "FAILED_TO_DESERIALIZE_ARGUMENT", "invalid_input")
+    return decoded
 
 
 def _framework_event(type_tag: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ class MemoryWorld:
         self.people: dict[str, Services] = {}
         for name in ("alice", "bob", "carol"):
             self.keys.new(name)
+        self.ledger.initialize_roles(resolver=self.keys.load("alice").address)  # alice serves: she reports merges
         MemoryForge(self.forge_state, "alice").create_repo(REPO)
         self.ledger.mint(self["alice"].signer.address, "USDT", 10 * AMOUNT)
 
