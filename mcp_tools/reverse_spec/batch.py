@@ -19,7 +19,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from adapters.atomic_write import write_text_atomic
-from domain.errors import Code3Error
+from adapters.llm.port import LLMFailed
+from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
 from domain.spec_document import render_front
 from mcp_tools.declare import tool
@@ -116,7 +117,13 @@ def run_batch(s: Services, project_root: str | None = None, force: bool = False,
         else:
             try:
                 written = write_spec(s, module, graph.skeleton(module), out_dir)
+            except LLMFailed as exc:  # the model is down or rate-limited: every next module would fail too
+                checkpoint.save()
+                raise LLMFailed(exc.message, f"{len(successful)} module(s) done before it; run batch again to "
+                                f"resume after {module!r}. {exc.hint}", exc.status) from None
             except Code3Error as exc:
+                if exc.code == Code.PRECONDITION:  # e.g. 未检测到 ANTHROPIC_API_KEY: the same for every module
+                    raise
                 failures.append({"module": module, "error": exc.message})
                 checkpoint.modules.pop(module, None)
             else:
@@ -160,5 +167,7 @@ def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
     A spec per module (directory) of the project, dependencies first, skipping modules whose API and
     dependencies did not change since the last run (unless force), resuming an interrupted run, and an
     architecture index (specs/_index.spec.md). Sends notifications/progress when given a progress token.
+    A module that cannot be generated is listed in `failed`; when the model itself fails (no key, rate limit
+    after retries) the batch stops with that error, and the next run resumes where it stopped.
     """
     return run_batch(s, projectRoot, force, progress)

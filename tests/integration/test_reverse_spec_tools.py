@@ -482,3 +482,36 @@ def test_a_secret_in_a_constant_never_reaches_an_answer_a_prompt_or_a_spec(s: Se
     spec = generate(s, "cfg")["specPath"]
     assert key not in (project / spec).read_text() and key not in "".join(model.calls)
     assert check_drift(s, spec, "cfg")["hasDrift"] is False, "baseline and source are redacted alike"
+
+
+def test_a_batch_stops_when_the_model_fails_and_the_next_run_resumes(s: Services, project: Path) -> None:
+    from tests.fakes.anthropic_server import default_responder
+
+    write(project, LAYERED)
+    fake = FakeAnthropic()
+
+    def responder(request: dict) -> str:
+        if len(fake.requests) == 1:  # the first module is written, then the API rate-limits past the retries
+            fake.fail_next(429, times=2)
+        return default_responder(request)
+
+    fake.responder = responder
+    fake.start()
+    try:
+        s.llm = AnthropicLLM(fake.api_key, base_url=fake.url, policy=anthropic_policy(attempts=2, base_wait_s=0.01))
+        with pytest.raises(Code3Error) as info:
+            run_batch(s)
+        assert info.value.message == "Claude API 返回 429: 速率限制"
+        assert "1 module(s) done" in info.value.hint and "resume" in info.value.hint
+        assert (project / "specs" / "util.spec.md").exists() and not (project / "specs" / "core.spec.md").exists()
+        resumed = run_batch(s)
+        assert resumed["skipped"] == ["util"] and resumed["successful"] == ["core", "app", "cyc_a", "cyc_b"]
+    finally:
+        fake.stop()
+    services = services_for(project, CODE3_LLM="anthropic")
+    try:
+        with pytest.raises(Code3Error) as info:
+            run_batch(services, force=True)
+        assert info.value.message == "未检测到 ANTHROPIC_API_KEY"
+    finally:
+        services.close()
