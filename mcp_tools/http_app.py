@@ -258,8 +258,9 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
     """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both)."""
     import uvicorn
 
+    # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
     config = uvicorn.Config(build_app(factory, secret, host, token=token), host=host, port=port, log_level="warning",
-                            lifespan="on")
+                            lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
 
     original = server.startup

@@ -188,6 +188,30 @@ def test_logging_on_the_2026_era_is_the_requests_own_opt_in(tmp_path: Path) -> N
     assert received[0].data.startswith("tool spec_mcp.plan failed: E_")
 
 
+def test_log_messages_reach_a_stdio_client_before_the_answer(tmp_path: Path) -> None:
+    server = StdioServer(tmp_path)
+    call = {"name": "spec_mcp.plan", "arguments": {"feature_id": "001-never-specified"}}
+    try:
+        server.handshake()
+        server.ask(request(1, "tools/call", call))
+        assert server.notifications == [], "nothing is sent before logging/setLevel"
+        assert server.ask(request(2, "logging/setLevel", {"level": "info"}))["result"] == {}
+        answer = server.ask(request(3, "tools/call", call))
+        assert answer["result"]["isError"] is True
+        [note] = server.notifications
+        assert note["method"] == "notifications/message" and note["params"]["level"] == "info"
+        assert note["params"]["data"].startswith("tool spec_mcp.plan failed: E_")
+        server.notifications.clear()
+        assert server.ask(request(4, "logging/setLevel", {"level": "debug"}))["result"] == {}
+        server.ask(request(5, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))
+        assert all(n["params"]["logger"].split(".")[0] in ("code3", "adapters", "domain", "mcp_tools",
+                                                             "projections", "scheduler")
+                   for n in server.notifications), "only the project's own loggers reach the client"
+    finally:
+        err = server.close()
+    assert "Traceback" not in err
+
+
 def test_logging_set_level_is_not_a_2026_method(tmp_path: Path) -> None:
     server = StdioServer(tmp_path)
     try:

@@ -13,6 +13,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +175,33 @@ def test_log_messages_ride_the_calls_own_stream_over_http(tmp_path: Path) -> Non
         assert sent[-1]["id"] == 2 and sent[-1]["result"]["isError"] is True
     finally:
         http.close()
+
+
+def test_an_open_sse_stream_does_not_hold_up_a_stop(tmp_path: Path) -> None:
+    serve = Serve(tmp_path)
+    token = Path(serve.ready["token_file"]).read_text().strip()
+    auth = {"Authorization": f"Bearer {token}"}
+    opened = post_initialize(serve.url, auth)
+    session = opened.headers["mcp-session-id"]
+    headers = {**auth, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+    httpx.post(f"{serve.url}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, timeout=30,
+               headers={**headers, "Accept": "application/json, text/event-stream"})
+    listening = threading.Event()
+
+    def listen() -> None:  # the standalone GET stream a client keeps open for server messages
+        try:
+            with httpx.stream("GET", f"{serve.url}/mcp", headers={**headers, "Accept": "text/event-stream"},
+                              timeout=60) as stream:
+                listening.set()
+                for _ in stream.iter_bytes():
+                    pass
+        except httpx.HTTPError:
+            pass
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    assert listening.wait(30)
+    started = time.monotonic()
+    serve.stop()
+    assert time.monotonic() - started < 20
+    thread.join(30)
