@@ -209,11 +209,12 @@ def _utf8_size(obj: Any) -> int:
     return len(json.dumps(obj, ensure_ascii=False).encode("utf-8"))
 
 
-def cap_response(obj: dict[str, Any], limit: int = RESPONSE_LIMIT) -> dict[str, Any]:
+def cap_response(obj: dict[str, Any], limit: int = RESPONSE_LIMIT, offset: int | None = None) -> dict[str, Any]:
     """`obj` itself when its JSON is within `limit` bytes of UTF-8; else a copy whose longest list (the
     items of a page) or, failing that, longest string (a prompt) is cut to fit, with `truncated: true`
-    (and `omitted`, the number of list items left out). A stitch answer's stats follow its cut prompt.
-    Raises E_VALIDATION when nothing can be cut enough."""
+    (and `omitted`, the number of list items left out). A page's `nextOffset` then points at the first
+    item left out (give `offset`, the page's own, when the page had none: it was the last). A stitch
+    answer's stats follow its cut prompt. Raises E_VALIDATION when nothing can be cut enough."""
     if _utf8_size(obj) <= limit:
         return obj
     out = dict(obj)
@@ -224,7 +225,12 @@ def cap_response(obj: dict[str, Any], limit: int = RESPONSE_LIMIT) -> dict[str, 
         items = out[key]
 
         def with_items(count: int) -> dict[str, Any]:
-            return {**out, key: items[:count], "omitted": len(items) - count}
+            cut = {**out, key: items[:count], "omitted": len(items) - count}
+            if isinstance(out.get("nextOffset"), int):
+                cut["nextOffset"] = out["nextOffset"] - (len(items) - count)
+            elif offset is not None:
+                cut["nextOffset"] = offset + count
+            return cut
 
         count = _largest_fitting(len(items), lambda c: _utf8_size(with_items(c)) <= limit)
         if count is not None:

@@ -176,6 +176,14 @@ def test_cap_response_cuts_the_item_list_to_256_kb_and_says_so() -> None:
     assert utf8_size({**capped, "items": obj["items"][: len(capped["items"]) + 1]}) > 262_144
 
 
+def test_a_cut_page_points_its_next_offset_at_the_first_item_left_out() -> None:
+    items = [{"id": i, "comment": "x" * 2000} for i in range(200)]
+    capped = cap_response({"items": items, "nextOffset": 300}, limit=100_000)
+    assert capped["nextOffset"] == 100 + len(capped["items"])
+    last_page = cap_response({"items": items}, limit=100_000, offset=100)
+    assert last_page["nextOffset"] == 100 + len(last_page["items"])
+
+
 def test_cap_response_cuts_a_prompt_and_its_stats_follow() -> None:
     prompt = "漢" * 200_000  # 200 000 characters, 600 000 bytes
     result = {"prompt": prompt, "stats": {"annotations": 1, "chars": 200_000, "files": 1, "truncated": False},
