@@ -228,6 +228,10 @@ class Annotation(Aggregate):
                 changes.update(file_digest=anchor.file_digest, occurrences=anchor.occurrences)
         if new != old or "sensitivity" in changes:
             changes.update(self._text_fields(new, target, sealer))
+        if anchor is not None and ({"start_line", "file_digest", "selected_text", "sealed"} & changes.keys()
+                                   or self.status == "orphaned"):
+            # re-targeted by a person: anchored exactly where they said
+            changes.update(status="exact", confidence=1.0, reason="re-targeted", orphaned_against=None)
         if not changes:
             return False
         self._edited(changes=changes, at=_iso(at))

@@ -163,10 +163,16 @@ def test_edit_records_only_what_changed_and_nothing_when_nothing_did() -> None:
     assert a.view()["updatedAt"] == "2024-10-14T09:13:00.000Z" and a.view()["createdAt"] == "2024-10-14T09:12:00.000Z"
 
 
-def test_edit_can_retarget_the_range() -> None:
+def test_edit_can_retarget_the_range_and_an_orphaned_anchor_is_anchored_again() -> None:
     a = new()
-    assert a.edit(at=T0, anchor=Anchor.capture(SOURCE, 20, 22))
-    assert (a.start_line, a.end_line) == (20, 22) and a.anchor().selected_text.startswith("line 20:")
+    lines = SOURCE.split("\n")
+    gone = "\n".join(lines[:11] + lines[14:])
+    a.verify(gone, at=T0)
+    assert a.status == "orphaned"
+    assert a.edit(at=T0, anchor=Anchor.capture(gone, 20, 22))
+    assert (a.start_line, a.end_line, a.status, a.reason) == (20, 22, "exact", "re-targeted")
+    assert a.anchor().selected_text.startswith("line 23:")
+    assert a.locate(gone).status == "exact"
 
 
 def test_a_deleted_annotation_refuses_commands_and_a_second_delete_is_a_no_op() -> None:
