@@ -47,6 +47,9 @@ VARIABLES = {
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
     "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
                          "16 characters (default: generated once into <project>/.code3/serve_token; never logged)",
+    "CODE3_LOOM_SHARE_INTERNAL": "ai-loom: 1/true/yes/on to answer `internal` annotations' comments over MCP and "
+                                 "REST and stitch them; off by default (their comments are null and stitch leaves "
+                                 "them out); `secret` ones never leave whatever this says",
     "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
                              "(default: generated once into <project>/.code3/webhook_secret)",
 }
@@ -80,6 +83,7 @@ class Settings:
     llm_model: str = "claude-sonnet-4-6"
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
+    loom_share_internal: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -127,6 +131,12 @@ class Settings:
             "llm_model": e.get("CODE3_LLM_MODEL") or "claude-sonnet-4-6",
             "anthropic_api_key": e.get("ANTHROPIC_API_KEY") or None,
             "anthropic_base_url": e.get("ANTHROPIC_BASE_URL") or None,
+            "loom_share_internal": _flag(e.get("CODE3_LOOM_SHARE_INTERNAL")),
         })
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _flag(value: str | None) -> bool:
+    """An on/off variable: 1, true, yes or on (any case) is on; anything else, or unset, is off."""
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")

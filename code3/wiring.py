@@ -15,6 +15,7 @@ from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
 from adapters.ports import Chain, Forge, Signer, SpecWriter
+from adapters.secret_box import SecretBox
 from adapters.sql import open_db
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
@@ -145,6 +146,8 @@ def build_services(settings: Settings) -> Services:
         workspace=settings.workspace_dir,
         views=open_db(settings.project, settings.database_url),
         asset=settings.asset,
+        sealer=SecretBox(settings.keystore_dir),  # secret annotations' key, created on the first seal
+        loom_share_internal=settings.loom_share_internal,
     )
 
 

@@ -45,7 +45,7 @@ def format_ann_id(uuid: UUID) -> str:
 
 def parse_ann_id(ann_id: str) -> UUID:
     """The aggregate id behind an `ann_…` id (E_VALIDATION when it is not one)."""
-    if not isinstance(ann_id, str) or not ANN_ID.match(ann_id):
+    if not isinstance(ann_id, str) or not ANN_ID.fullmatch(ann_id):
         raise invalid("not an annotation id", "ids look like ann_ followed by 26 characters (0-9, A-Z without ILOU)")
     n = 0
     for ch in ann_id[4:]:
@@ -67,7 +67,7 @@ def annotation_uuid(at: datetime, client_key: str | None = None, entropy: int | 
 
 
 def check_client_key(key: str) -> str:
-    if not isinstance(key, str) or not CLIENT_KEY.match(key):
+    if not isinstance(key, str) or not CLIENT_KEY.fullmatch(key):
         raise invalid("invalid idempotency key", "use 1-128 printable ASCII characters without spaces")
     return key
 
@@ -117,7 +117,7 @@ def check_tags(tags: Iterable[str]) -> list[str]:
         raise invalid("tags must be a list", 'give a list such as ["perf"]')
     out: list[str] = []
     for tag in tags:
-        if not isinstance(tag, str) or not TAG.match(tag):
+        if not isinstance(tag, str) or not TAG.fullmatch(tag):
             raise invalid("invalid tag", "tags are 2-50 characters of a-z, 0-9, '_' or '-'")
         if tag not in out:
             out.append(tag)

@@ -1,13 +1,15 @@
-"""`code3 serve`: one HTTP process on loopback — MCP streamable HTTP at /mcp and the GitHub webhook.
+"""`code3 serve`: one HTTP process on loopback — MCP streamable HTTP at /mcp, the ai-loom REST twins under
+/api and the GitHub webhook.
 
-The webhook and the tools share one Runtime (one set of services, one lock), so a merge delivery and
-a tool call never interleave inside a handler.
+The webhook, the REST routes and the tools share one Runtime (one set of services, one lock), so a
+merge delivery, a REST call and a tool call never interleave inside a handler.
 
 Every route but the webhook (authenticated by its HMAC signature) and /healthz needs the serve token
-as `Authorization: Bearer <token>` (`Front`): /mcp today, the REST routes under /api and the web page
-at / when they come. The token is `CODE3_SERVE_TOKEN`, or generated once into
-`<project>/.code3/serve_token` (0600 in a 0700 directory). `Front` also answers POST /mcp bodies that
-are not JSON (-32700) or not a JSON-RPC message (-32600) itself, the same way in both protocol eras.
+as `Authorization: Bearer <token>` (`Front`): /mcp, the REST routes under /api (their OpenAPI
+description and docs page included) and the web page at / when it comes. The token is
+`CODE3_SERVE_TOKEN`, or generated once into `<project>/.code3/serve_token` (0600 in a 0700
+directory). `Front` also answers POST /mcp bodies that are not JSON (-32700) or not a JSON-RPC message
+(-32600) itself, the same way in both protocol eras.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.server import INVALID_REQUEST, PARSE_ERROR, Runtime, build_server
 
 log = logging.getLogger("code3.serve")
@@ -250,7 +253,11 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
-    return Front(server.streamable_http_app(host=host), token)
+    app = server.streamable_http_app(host=host)
+    # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
+    # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
+    app.mount("/api", build_rest(runtime.run))
+    return Front(app, token)
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],

@@ -11,6 +11,7 @@ from adapters.llm.port import LLM
 from adapters.paths import ProjectPaths
 from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.sql import SqlDb
+from domain.annotation import Sealer
 
 
 @dataclass
@@ -27,6 +28,8 @@ class Services:
     llm: LLM | None = None  # the model behind reverse-spec (None: the offline writer); see code3.wiring.llm
     paths: ProjectPaths | None = None  # the project path resolver (built from `project` when None)
     parser: CodeParser | None = None  # the code parser (a tree-sitter one on first use when None)
+    sealer: Sealer | None = None  # seals secret annotations (a SecretBox in the keystore; see code3.wiring)
+    loom_share_internal: bool = False  # ai-loom: answer `internal` annotations' comments (CODE3_LOOM_SHARE_INTERNAL)
 
     def close(self) -> None:
         self.store.close()

@@ -38,11 +38,15 @@ AnnId = Annotated[str, Field(description="an annotation id (ann_…)", max_lengt
 
 
 def _sealer(s: Services) -> Sealer:
-    return getattr(s, "sealer", None) or SecretBox(s.project / ".code3" / "keys")
+    """The wiring's sealer (a SecretBox in the keystore); one in the default keystore for hand-built services."""
+    if s.sealer is None:
+        s.sealer = SecretBox(s.project / ".code3" / "keys")
+    return s.sealer
 
 
 def _shares_internal(s: Services) -> bool:
-    return bool(getattr(s, "loom_share_internal", False))
+    """CODE3_LOOM_SHARE_INTERNAL: a server setting, never an argument the model can set."""
+    return s.loom_share_internal
 
 
 def _paths(s: Services) -> ProjectPaths:
