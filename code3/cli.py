@@ -392,6 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     from code3.spec_cli import add_spec_parser
 
     add_spec_parser(sub, common)
+    from code3.loom_cli import add_loom_parser
+
+    add_loom_parser(sub, common)
     return parser
 
 

@@ -248,3 +248,14 @@ def verify_all(s: Services) -> dict[str, int]:
         counts[result.status] = counts.get(result.status, 0) + 1
     return counts
 
+
+
+@loom_errors
+def reveal(s: Services, id: str) -> dict[str, Any]:
+    """One annotation with its comment opened, secret and internal ones included: for the owner's CLI
+    (`code3 loom show --reveal`) only, never a tool or a route."""
+    annotation = _load(s, id)
+    text = _text(s, annotation.file_path)
+    view = _current(s, annotation, text)
+    view["comment"] = annotation.view(_sealer(s), reveal=True)["comment"]
+    return view
