@@ -99,7 +99,7 @@ def _code3(project: Path) -> tuple[float, float, int]:
         untimed(specs.plan, s["alice"], fid)
         untimed(specs.tasks, s["alice"], fid)
         pub = timed_call(publish.publish_issue_with_metadata, s["alice"], repo=REPO, feature_id=fid,
-                         spec_path=spec["paths"]["spec"], amount="1000", network="local")
+                         spec_path=spec["paths"]["spec"], amount="1000", network="local", mode="contest")
         task_id = f"{REPO}#{pub['issue']['number']}"
         bounty_id = pub["bounty"]["bounty_id"]
         prs = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -19,6 +19,7 @@ from adapters.paths import PathRefused, ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
+from domain.contract import MAX_HOLD_SECONDS, Mode
 from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
 from domain.metadata import BountyMeta, IssueMetadata, replace_block
@@ -33,6 +34,7 @@ from mcp_tools.services import Services
 ASSET = re.compile(r"[A-Z][A-Z0-9]{1,15}")
 SEED_NETWORK = "testnet"  # seed 001's publish example names it
 LOCAL_CHAIN = "code3-local"  # the embedded ledger: no real money
+DEFAULT_HOLD = 3 * 24 * 3600  # exclusive: the accepting worker holds the task three days unless publish says
 
 
 @tool("spec_mcp.publish_issue_with_metadata", profiles=("client-remote",))
@@ -49,6 +51,12 @@ def publish_issue_with_metadata(
     deadline_seconds: Annotated[int | None, Field(description="optional: the bounty expires (and is refunded) "
                                                               "if not merged this many seconds after publishing")]
     = None,
+    mode: Annotated[Literal["exclusive", "contest"], Field(
+        description="exclusive (default): the first worker to accept holds the task for hold_seconds, others are "
+                    "refused meanwhile; contest: several workers, the first merged PR wins")] = "exclusive",
+    hold_seconds: Annotated[int | None, Field(
+        description=f"exclusive: how long an accepting worker holds the task (default {DEFAULT_HOLD} s = 3 days, "
+                    "at most 30 days); contest: omit")] = None,
 ) -> PublishAnswer:
     """Publish the spec as an issue with code3/v1 metadata and create its on-chain bounty (idempotent on issue_hash)."""
     repo = parse_repo(repo)
@@ -63,6 +71,7 @@ def publish_issue_with_metadata(
                          f"not {network!r}", f"pass network={s.chain.network!r} (or omit it), or configure CODE3_CHAIN")
     if deadline_seconds is not None:
         parse_duration(deadline_seconds, "deadline_seconds")  # bounded: 10**30 never reaches the log
+    hold = _hold_time(mode, hold_seconds)
     with locked(s.specs_dir):
         recover(s.specs_dir, feature_id)  # a write a crash interrupted is finished or undone before the read
     paths = ProjectPaths(s.project)  # never a key, the state directory or a symlink out of the project
@@ -87,10 +96,11 @@ def publish_issue_with_metadata(
         # one set of terms per feature, claimed before any side effect: a crashed publish retried with another
         # amount is refused here instead of opening a second issue and bounty
         index_change("publish", feature_id, key))[0], "the publish's Issue")
+    _refuse_other_terms(s, issue, mode, hold)  # before any side effect of this call
     if issue.bounty_id is None:
         issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
     issue = _open_issue(s, issue, spec_text)
-    issue = _create_bounty(s, issue)
+    issue = _create_bounty(s, issue, mode, hold)
     issue = _write_back(s, issue)
     return {"success": True,
             "issue": {"url": issue.url, "number": issue.number, "issue_hash": key},
@@ -181,7 +191,37 @@ def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
     return issue
 
 
-def _create_bounty(s: Services, issue: Issue) -> Issue:
+def _hold_time(mode: str, hold_seconds: int | None) -> int:
+    """The publish's hold time: a term of the bounty (compared on a repeat like the amount, not hashed)."""
+    if mode not in ("exclusive", "contest"):
+        raise Code3Error(Code.VALIDATION, f"unknown mode {mode!r}", "use exclusive (the default) or contest")
+    if mode == "contest":
+        if hold_seconds not in (None, 0):
+            raise Code3Error(Code.VALIDATION, "a contest takes no hold_seconds",
+                             "omit hold_seconds, or publish with mode exclusive")
+        return 0
+    hold = DEFAULT_HOLD if hold_seconds is None else parse_duration(hold_seconds, "hold_seconds")
+    if hold > MAX_HOLD_SECONDS:
+        raise Code3Error(Code.VALIDATION, f"hold_seconds {hold} is more than {MAX_HOLD_SECONDS} (30 days)",
+                         f"pass 1 to {MAX_HOLD_SECONDS} seconds, or omit it for {DEFAULT_HOLD} (3 days)")
+    return hold
+
+
+def _refuse_other_terms(s: Services, issue: Issue, mode: str, hold: int) -> None:
+    """A repeat of a publish whose bounty exists must ask for the same mode and hold time."""
+    with chain_read():
+        state = (s.chain.get_bounty(issue.bounty_id) if issue.bounty_id is not None
+                 else s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash))
+    if state is None or (Mode(state.mode).label, state.hold_seconds) == (mode, hold):
+        return
+    raise Code3Error(Code.IDEMPOTENT_REJECTED,
+                     f"{issue.url or issue.feature_id} was published with mode {Mode(state.mode).label} and "
+                     f"hold_seconds {state.hold_seconds}, not {mode} and {hold}",
+                     "repeat the publish with its original mode and hold_seconds to get the same issue and bounty; "
+                     "other terms are a new feature_id")
+
+
+def _create_bounty(s: Services, issue: Issue, mode: str = "exclusive", hold: int = DEFAULT_HOLD) -> Issue:
     if issue.bounty_id is not None:
         sync_bounty(s, issue.bounty_id)
         return issue
@@ -189,7 +229,8 @@ def _create_bounty(s: Services, issue: Issue) -> Issue:
         state = s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash)
     if state is None:
         receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
-                                                  int(issue.amount)),
+                                                  int(issue.amount), deadline=issue.deadline, mode=mode,
+                                                  hold_seconds=hold),
                             f"sponsor {s.signer.name} ({s.signer.address})")
         bounty_id = str(receipt.events[0].data["bounty_id"])
     else:

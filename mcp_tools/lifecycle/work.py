@@ -25,8 +25,9 @@ from mcp_tools.lifecycle.answers import (
     ForkAnswer,
     OpenPrAnswer,
     SubmitAnswer,
+    WithdrawAnswer,
 )
-from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, require_bounty
+from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, require_bounty
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
 from projections import board
@@ -57,7 +58,12 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
     issue = _issue_for_task(s, task_id)
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
-    if s.signer.address not in bounty.workers:
+    me, now = s.signer.address, _chain_now(s)
+    if _held_by_other(bounty, me, now):
+        raise Code3Error(Code.INVALID_STATE, f"task {task_id} is held by another worker until {bounty.hold_until}",
+                         "choose another task (server_mcp.accept_best_task), or accept this one again after "
+                         f"hold_until={bounty.hold_until}")
+    if me not in bounty.workers or (bounty.exclusive and not (bounty.hold_until or 0) > now):
         raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
@@ -90,8 +96,35 @@ def accept_best_task(
     if not candidates:
         return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
                 "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
-    best = max(candidates)[2]
-    return {**accept_task(s, best), "selected_task_id": best}
+    now = _chain_now(s)
+    for _score, neg_id, task in sorted(candidates, reverse=True):
+        if _held_by_other(require_bounty(s, str(-neg_id)), s.signer.address, now):
+            continue  # an exclusive task another worker holds
+        return {**accept_task(s, task), "selected_task_id": task}
+    return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
+            "message": "every matching bounty is held by another worker", "hint": "try again later"}
+
+
+def _chain_now(s: Services) -> int:
+    with chain_read():
+        return s.chain.now()
+
+
+def _held_by_other(bounty: Any, worker: str, now: int) -> bool:
+    """Exclusive: another worker's hold is running."""
+    return bool(bounty.exclusive and bounty.holder not in (None, worker) and (bounty.hold_until or 0) > now)
+
+
+@tool("server_mcp.withdraw_task", profiles=("server",))
+def withdraw_task(s: Services, task_id: Annotated[str, Field(description="owner/repo#123")]) -> WithdrawAnswer:
+    """Give an accepted task back before submitting a PR: releases an exclusive hold, or leaves a contest."""
+    issue = _issue_for_task(s, task_id)
+    bounty_id = present(issue.bounty_id, "the task's bounty id")
+    bounty = require_bounty(s, bounty_id)
+    if s.signer.address in bounty.workers:
+        raise_for(s.chain.withdraw_task(s.signer, bounty_id), f"bounty {bounty_id}")
+    _, labels = record(s, bounty_id, bounty, issue=issue)
+    return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS]}
 
 
 @tool("server_mcp.fork_and_prepare", profiles=("server",))

@@ -121,7 +121,7 @@ async def publish_bounty(alice: Client, description: str, network: str = "local"
     await ok(alice, "spec_mcp.plan", {"feature_id": fid})
     await ok(alice, "spec_mcp.tasks", {"feature_id": fid})
     args = {"repo": REPO, "feature_id": fid, "spec_path": spec["paths"]["spec"], "amount": str(AMOUNT),
-            "asset": "USDT", "network": network}
+            "asset": "USDT", "network": network, "mode": "contest"}  # bob and carol both work on it
     published = await ok(alice, PUBLISH, args)
     return {**published, "feature_id": fid, "args": args}
 

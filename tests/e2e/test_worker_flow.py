@@ -75,7 +75,7 @@ class Project:
         specs.tasks(self.alice, spec["feature_id"])
         published = publish.publish_issue_with_metadata(
             self.alice, repo=REPO, feature_id=spec["feature_id"], spec_path=spec["paths"]["spec"],
-            amount=str(AMOUNT), network="local")
+            amount=str(AMOUNT), network="local", mode="contest")
         task_id = f"{REPO}#{published['issue']['number']}"
         prs = {}
         for who in ("bob", "carol"):
