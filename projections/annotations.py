@@ -65,3 +65,12 @@ def ids(views: SqlDb, limit: int) -> list[str]:
 def dump(views: SqlDb) -> list[tuple[Any, ...]]:
     views.ensure(SCHEMA)
     return [tuple(r) for r in views.query(f"SELECT id, deleted, view FROM loom_annotations {ORDER}")]
+
+
+def ids_by_file(views: SqlDb) -> dict[str, list[str]]:
+    """Live annotations' ids grouped by file (what the worker's re-anchoring walks file by file)."""
+    views.ensure(SCHEMA)
+    grouped: dict[str, list[str]] = {}
+    for ann_id, path in views.query(f"SELECT id, file_path FROM loom_annotations WHERE deleted = 0 {ORDER}"):
+        grouped.setdefault(path, []).append(ann_id)
+    return grouped

@@ -9,10 +9,12 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from adapters.keystore import Keystore
+from mcp_tools.ai_loom.tools import verify_changed
 from mcp_tools.lifecycle.chain_sync import reconcile_all, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
@@ -23,6 +25,7 @@ from projections.runner import Runner
 from scheduler.payouts import Payouts, expire, schedule_all
 
 log = logging.getLogger("code3.worker")
+REANCHOR_EVERY_S = 60.0  # ai-loom re-anchoring runs at most this often (and then only on files that changed)
 
 
 class Worker:
@@ -38,6 +41,9 @@ class Worker:
         self._lock = threading.Lock()
         self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
         self.payouts = Payouts(self.s, self.services_for)
+        self.reanchor_every = REANCHOR_EVERY_S
+        self._reanchored_at: float | None = None
+        self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
 
     def services_for(self, address: str | None) -> Services | None:
         """Services acting as `address` when the keystore holds its key (auto-claim for local winners)."""
@@ -56,7 +62,8 @@ class Worker:
             return job()
 
     def tick(self) -> dict[str, int]:
-        """One round: chain → log → views and forge → inbox → missed merges → refunds → due payouts.
+        """One round: chain → log → views and forge → inbox → missed merges → refunds → due payouts →
+        annotations re-anchored (at most once a minute, changed files only).
 
         Each step is guarded on its own: one that fails is logged and retried next round, and never keeps
         the others (payouts, refunds, the mirror) from running."""
@@ -68,6 +75,7 @@ class Worker:
             ("merges_found", lambda: len(reconcile_merges(self.s))),
             ("expired", lambda: len(expire(self.s, self.services_for))),
             ("payouts", self._settle_due),
+            ("annotations_reanchored", self._reanchor),
         ]
         for name, step in steps:
             try:
@@ -82,6 +90,15 @@ class Worker:
         for row in due:
             self.payouts.settle(row["bounty_id"])
         return len(due)
+
+    def _reanchor(self) -> int:
+        """ai-loom: re-anchor the annotations of the files changed since the last pass and record the
+        outcomes (Reanchored / Orphaned), at most once every `reanchor_every` seconds; the events written."""
+        now = time.monotonic()
+        if self._reanchored_at is not None and now - self._reanchored_at < self.reanchor_every:
+            return 0
+        self._reanchored_at = now
+        return verify_changed(self.s, self._loom_files)["recorded"]
 
     def close(self) -> None:
         for projector in self.projectors:

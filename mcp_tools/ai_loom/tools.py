@@ -15,7 +15,7 @@ from pydantic import Field
 
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.secret_box import SecretBox
-from domain.anchor import Anchor
+from domain.anchor import Anchor, file_digest
 from domain.annotation import Annotation, Sealer
 from domain.annotation_rules import DEFAULT_PRIORITY, parse_ann_id
 from domain.errors import Code
@@ -233,21 +233,48 @@ def delete(s: Services, id: AnnId) -> DeleteAnswer:
 
 def verify_all(s: Services) -> dict[str, int]:
     """Re-anchor every live annotation on its file's current text and record the outcomes
-    (Reanchored / Orphaned); counts by status. What `code3 loom verify` and the worker run."""
+    (Reanchored / Orphaned); counts by status. What `code3 loom verify` runs."""
     _fresh(s)
     counts: dict[str, int] = {}
-    texts: dict[str, str | None] = {}
-    for ann_id in store_rows.ids(s.views, 10**9):
-        annotation = _load(s, ann_id)
-        if annotation.file_path not in texts:
-            texts[annotation.file_path] = _text(s, annotation.file_path)
-        before = annotation.version
-        result = annotation.verify(texts[annotation.file_path], at=datetime.now(UTC), sealer=_sealer(s))
-        if annotation.version != before:
-            s.store.save(annotation)
-        counts[result.status] = counts.get(result.status, 0) + 1
+    for path, ann_ids in store_rows.ids_by_file(s.views).items():
+        _verify(s, ann_ids, _text(s, path), counts)
     return counts
 
+
+def verify_changed(s: Services, seen: dict[str, str | None]) -> dict[str, int]:
+    """`verify_all` for the files whose text changed since the last call (the worker's step): `seen` maps a
+    path to the digest of its text at the last call (None: gone or unreadable) and is updated in place; a
+    path not in it counts as changed, so the first call verifies everything. An unchanged file's
+    annotations are skipped without loading them (each was anchored on that very text when it was last
+    created, edited or verified). Counts by status of the annotations verified, and `recorded`: the
+    events written."""
+    _fresh(s)
+    counts: dict[str, int] = {"recorded": 0}
+    grouped = store_rows.ids_by_file(s.views)
+    for path, ann_ids in grouped.items():
+        text = _text(s, path)
+        digest = None if text is None else file_digest(text)
+        if path in seen and seen[path] == digest:
+            continue
+        counts["recorded"] += _verify(s, ann_ids, text, counts)
+        seen[path] = digest
+    for path in set(seen) - set(grouped):
+        del seen[path]
+    return counts
+
+
+def _verify(s: Services, ann_ids: list[str], text: str | None, counts: dict[str, int]) -> int:
+    """Verify these annotations (all on one file, whose current text is `text`); the events recorded."""
+    recorded = 0
+    for ann_id in ann_ids:
+        annotation = _load(s, ann_id)
+        before = annotation.version
+        result = annotation.verify(text, at=datetime.now(UTC), sealer=_sealer(s))
+        if annotation.version != before:
+            s.store.save(annotation)
+            recorded += annotation.version - before
+        counts[result.status] = counts.get(result.status, 0) + 1
+    return recorded
 
 
 @loom_errors
