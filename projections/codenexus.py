@@ -38,7 +38,7 @@ log = logging.getLogger("code3.codenexus")
 
 NAME = "codenexus"
 TABLES = ("nexus_files", "nexus_file_tags", "nexus_tags", "nexus_relationships", "nexus_rel_ends",
-          "nexus_comment_grams")
+          "nexus_comment_grams", "nexus_counts")
 _DDL = """
 CREATE TABLE IF NOT EXISTS nexus_files (file_no INTEGER PRIMARY KEY, file_id TEXT NOT NULL UNIQUE,
     path TEXT NOT NULL UNIQUE, tags TEXT NOT NULL, comment TEXT NOT NULL, comment_lower TEXT NOT NULL,
@@ -54,7 +54,8 @@ CREATE INDEX IF NOT EXISTS nexus_relationships_target ON nexus_relationships (ta
 CREATE TABLE IF NOT EXISTS nexus_rel_ends (type TEXT NOT NULL, file_no INTEGER NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (type, file_no)) {clustered};
 CREATE TABLE IF NOT EXISTS nexus_comment_grams (gram TEXT NOT NULL, file_no INTEGER NOT NULL,
-    PRIMARY KEY (gram, file_no)) {clustered}
+    PRIMARY KEY (gram, file_no)) {clustered};
+CREATE TABLE IF NOT EXISTS nexus_counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL)
 """
 CHUNK = 400  # rows per multi-row statement
 
@@ -133,6 +134,7 @@ def _register(cur: Cursor, file_id: str, path: str, at: str) -> int:
     file_no = int(cur.execute("SELECT COALESCE(MAX(file_no), 0) + 1 FROM nexus_files").fetchone()[0])
     cur.execute("INSERT INTO nexus_files (file_no, file_id, path, tags, comment, comment_lower, created_at, "
                 "updated_at) VALUES (?, ?, ?, '[]', '', '', ?, ?)", (file_no, file_id, path, at, at))
+    bump(cur, ["files"], 1)
     return file_no
 
 
@@ -172,7 +174,9 @@ def _comment(cur: Cursor, file_no: int, comment: str) -> None:
     for chunk in _chunks(sorted(before - after)):
         cur.execute(f"DELETE FROM nexus_comment_grams WHERE file_no = ? AND gram IN ({', '.join('?' * len(chunk))})",
                     (file_no, *chunk))
+    bump(cur, [f"gram:{g}" for g in sorted(before - after)], -1)
     insert_grams(cur, [(g, file_no) for g in sorted(after - before)])
+    bump(cur, [f"gram:{g}" for g in sorted(after - before)], 1)
     cur.execute("UPDATE nexus_files SET comment = ?, comment_lower = ? WHERE file_no = ?", (comment, lower, file_no))
 
 
@@ -180,6 +184,20 @@ def insert_grams(cur: Cursor, rows: list[tuple[str, int]]) -> None:
     for chunk in _chunks(rows):
         cur.execute(f"INSERT INTO nexus_comment_grams (gram, file_no) VALUES {', '.join(['(?, ?)'] * len(chunk))}",
                     [v for row in chunk for v in row])
+
+
+def bump(cur: Cursor, keys: list[str], delta: int) -> None:
+    """Keep `nexus_counts` (files, files per relationship type, files per comment gram): the planner's
+    estimates and the totals of single-index queries, read in O(1). A count that reaches 0 is removed."""
+    for chunk in _chunks(keys):
+        marks = ", ".join("?" * len(chunk))
+        if delta > 0:
+            cur.execute(f"INSERT INTO nexus_counts (key, n) VALUES {', '.join(['(?, ?)'] * len(chunk))} "
+                        "ON CONFLICT (key) DO UPDATE SET n = nexus_counts.n + excluded.n",
+                        [v for k in chunk for v in (k, delta)])
+        else:
+            cur.execute(f"UPDATE nexus_counts SET n = n + ? WHERE key IN ({marks})", (delta, *chunk))
+            cur.execute(f"DELETE FROM nexus_counts WHERE n <= 0 AND key IN ({marks})", chunk)
 
 
 def _chunks(items: list[Any]) -> Iterable[list[Any]]:
@@ -198,8 +216,11 @@ def _relate(cur: Cursor, source: int, target: int, kind: str, description: str, 
     cur.execute("INSERT INTO nexus_relationships (source_no, type, target_no, description, origin, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)", (source, kind, target, description, origin, at))
     for end in {source, target}:
-        cur.execute("INSERT INTO nexus_rel_ends (type, file_no, n) VALUES (?, ?, 1) ON CONFLICT (type, file_no) "
-                    "DO UPDATE SET n = nexus_rel_ends.n + 1", (kind, end))
+        if cur.execute("SELECT 1 FROM nexus_rel_ends WHERE type = ? AND file_no = ?", (kind, end)).fetchone():
+            cur.execute("UPDATE nexus_rel_ends SET n = n + 1 WHERE type = ? AND file_no = ?", (kind, end))
+        else:
+            cur.execute("INSERT INTO nexus_rel_ends (type, file_no, n) VALUES (?, ?, 1)", (kind, end))
+            bump(cur, [f"type:{kind}"], 1)
 
 
 def _unrelate(cur: Cursor, source: int, target: int, kind: str) -> None:
@@ -209,16 +230,38 @@ def _unrelate(cur: Cursor, source: int, target: int, kind: str) -> None:
         for end in {source, target}:
             cur.execute("UPDATE nexus_rel_ends SET n = n - 1 WHERE type = ? AND file_no = ?", (kind, end))
             cur.execute("DELETE FROM nexus_rel_ends WHERE type = ? AND file_no = ? AND n <= 0", (kind, end))
+            if cur.rowcount:
+                bump(cur, [f"type:{kind}"], -1)
 
 
 # -- following the log ------------------------------------------------------------------------------
+
+SCHEMA_VERSION = 2  # bump when the tables change meaning: an index of another version is rebuilt
+_CHECKED: set[int] = set()
+
 
 def ensure(views: SqlDb) -> CodeNexusIndex:
     projector = CodeNexusIndex(views.postgres)
     views.ensure(TRACKING)
     views.ensure(DEAD_LETTERS)
     views.ensure(projector.schema)
+    if id(views) not in _CHECKED:
+        found = views.query("SELECT n FROM nexus_counts WHERE key = 'schema'")
+        if not found or int(found[0][0]) != SCHEMA_VERSION:
+            with views.transaction() as cur:
+                _reset(cur, views.postgres)
+        _CHECKED.add(id(views))
     return projector
+
+
+def _reset(cur: Cursor, postgres: bool) -> None:
+    """Empty the index and its dead letters and start again from the log's beginning."""
+    _locked_position(cur, postgres)
+    for table in TABLES:
+        cur.execute(f"DELETE FROM {table}")
+    cur.execute("INSERT INTO nexus_counts (key, n) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+    cur.execute("DELETE FROM projection_dead_letters WHERE name = ?", (NAME,))
+    track(cur, NAME, 0)
 
 
 def position(views: SqlDb) -> int:
@@ -289,11 +332,7 @@ def rebuild(app: Application, views: SqlDb) -> int:
     """Empty the tables and apply the whole log again (what `audit verify` and the tests compare)."""
     ensure(views)
     with views.transaction() as cur:
-        _locked_position(cur, views.postgres)
-        for table in TABLES:
-            cur.execute(f"DELETE FROM {table}")
-        track(cur, NAME, 0)
-        cur.execute("DELETE FROM projection_dead_letters WHERE name = ?", (NAME,))
+        _reset(cur, views.postgres)
     return catch_up(app, views)
 
 

@@ -15,7 +15,6 @@ from typing import Any
 from adapters.sql import SqlDb
 from projections.codenexus import ensure
 
-GRAM_PROBE = 2000  # a gram more frequent than this counts as "common" when choosing where to start
 MAX_TERM_GRAMS = 6
 
 
@@ -64,6 +63,13 @@ def relationships(views: SqlDb, file_no: int, direction: str, limit: int) -> tup
     return found, int(total)
 
 
+def relationship_created(views: SqlDb, source: str, target: str, kind: str) -> str | None:
+    rows = views.query("SELECT r.created_at FROM nexus_relationships r JOIN nexus_files s ON s.file_no = r.source_no "
+                       "JOIN nexus_files t ON t.file_no = r.target_no WHERE s.path = ? AND t.path = ? AND r.type = ?",
+                       (source, target, kind))
+    return str(rows[0][0]) if rows else None
+
+
 def tags(views: SqlDb, limit: int) -> tuple[list[dict[str, Any]], int]:
     """Tags in use or described, most used first."""
     ensure(views)
@@ -87,23 +93,47 @@ class Filters:
 class _Plan:
     driver: str
     driver_params: list[Any]
+    estimate: int | None  # how many rows the driver yields (exact), when known
     conditions: list[str] = field(default_factory=list)
     params: list[Any] = field(default_factory=list)
 
 
-def query(views: SqlDb, filters: Filters, limit: int, offset: int) -> tuple[list[FileRow], int]:
+@dataclass
+class Page:
+    rows: list[FileRow]
+    total: int
+    exact: bool = True  # False: `total` extrapolated from the first SCAN_CAP rows of a long driving index
+
+
+SCAN_CAP = 500  # a count that needs per-row checks examines at most this many rows of the driving index
+
+
+def query(views: SqlDb, filters: Filters, limit: int, offset: int) -> Page:
     """One page of matching files (in `file_no` order) and how many match in all."""
     ensure(views)
     plan = _plan(views, filters)
     where = f"WHERE {' AND '.join(plan.conditions)}" if plan.conditions else ""
     base = f"FROM {plan.driver} d {where}"
-    total = int(views.query(f"SELECT COUNT(*) {base}", (*plan.driver_params, *plan.params))[0][0])
-    if offset >= total:
-        return [], total
+    params = (*plan.driver_params, *plan.params)
+    exact = True
+    if not plan.conditions and plan.estimate is not None:
+        total = plan.estimate
+    elif plan.estimate is None or plan.estimate <= SCAN_CAP:
+        total = int(views.query(f"SELECT COUNT(*) {base}", params)[0][0])
+    else:
+        sampled = int(views.query(f"SELECT COUNT(*) FROM (SELECT d.file_no FROM {plan.driver} d ORDER BY d.file_no "
+                                  f"LIMIT {SCAN_CAP}) d {where}", params)[0][0])
+        total, exact = round(sampled * plan.estimate / SCAN_CAP), False
+    if exact and offset >= total:
+        return Page([], total)
     numbers = [int(r[0]) for r in views.query(f"SELECT d.file_no {base} ORDER BY d.file_no LIMIT ? OFFSET ?",
-                                                (*plan.driver_params, *plan.params, limit, offset))]
+                                                (*params, limit, offset))]
+    if not exact and numbers and len(numbers) < limit:  # the last page is reached: the count is known after all
+        total, exact = offset + len(numbers), True
+    elif not exact and not numbers:  # past the end: fewer than `offset` match
+        total = min(total, offset)
     found = files_by_no(views, numbers)
-    return [found[n] for n in numbers if n in found], total
+    return Page([found[n] for n in numbers if n in found], max(total, offset + len(numbers)), exact)
 
 
 def _related_set(kind: str | None) -> str:
@@ -112,43 +142,54 @@ def _related_set(kind: str | None) -> str:
             f"UNION SELECT source_no FROM nexus_relationships WHERE target_no = ?{typed}")
 
 
+def _counts(views: SqlDb, keys: list[str]) -> dict[str, int]:
+    if not keys:
+        return {}
+    marks = ", ".join("?" * len(keys))
+    found = {k: int(n) for k, n in views.query(f"SELECT key, n FROM nexus_counts WHERE key IN ({marks})", keys)}
+    return {k: found.get(k, 0) for k in keys}
+
+
 def _plan(views: SqlDb, f: Filters) -> _Plan:
-    options: list[tuple[float, str, list[Any], str, list[Any]]] = []  # (estimate, driver, params, cond, params)
+    # (estimate, exact, driver, driver params, condition, condition params)
+    options: list[tuple[int, bool, str, list[Any], str, list[Any]]] = []
     if f.related_no is not None:
         sql = _related_set(f.relationship_type)
         half: list[Any] = [f.related_no, f.relationship_type] if f.relationship_type else [f.related_no]
         both = half + half
         degree = views.query("SELECT COALESCE(SUM(n), 0) FROM nexus_rel_ends WHERE file_no = ?", (f.related_no,))
-        options.append((float(degree[0][0]), f"({sql})", both, f"d.file_no IN ({sql})", both))
+        options.append((int(degree[0][0]), False, f"({sql})", both, f"d.file_no IN ({sql})", both))
     elif f.relationship_type:
-        options.append((1e12, "(SELECT file_no FROM nexus_rel_ends WHERE type = ?)", [f.relationship_type],
+        count = _counts(views, [f"type:{f.relationship_type}"])[f"type:{f.relationship_type}"]
+        options.append((count, True, "(SELECT file_no FROM nexus_rel_ends WHERE type = ?)", [f.relationship_type],
                         "EXISTS (SELECT 1 FROM nexus_rel_ends x WHERE x.type = ? AND x.file_no = d.file_no)",
                         [f.relationship_type]))
     if f.tags:
         marks = ", ".join("?" * len(f.tags))
         counts = dict(views.query(f"SELECT name, file_count FROM nexus_tags WHERE name IN ({marks})", f.tags))
         for tag in f.tags:
-            options.append((float(counts.get(tag, 0)), "(SELECT file_no FROM nexus_file_tags WHERE tag = ?)", [tag],
-                            "EXISTS (SELECT 1 FROM nexus_file_tags x WHERE x.tag = ? AND x.file_no = d.file_no)",
+            options.append((int(counts.get(tag, 0)), True, "(SELECT file_no FROM nexus_file_tags WHERE tag = ?)",
+                            [tag], "EXISTS (SELECT 1 FROM nexus_file_tags x WHERE x.tag = ? AND x.file_no = d.file_no)",
                             [tag]))
     contains = "strpos(x.comment_lower, ?) > 0" if views.postgres else "instr(x.comment_lower, ?) > 0"
     verify: list[tuple[str, list[Any]]] = []
-    for term in f.terms:
-        for gram in _term_grams(term):
-            estimate = views.query("SELECT COUNT(*) FROM (SELECT 1 FROM nexus_comment_grams WHERE gram = ? "
-                                   f"LIMIT {GRAM_PROBE}) g", (gram,))[0][0]
-            options.append((float(estimate) if estimate < GRAM_PROBE else 1e9,
+    term_grams = {term: _term_grams(term) for term in f.terms}
+    gram_counts = _counts(views, sorted({f"gram:{g}" for gs in term_grams.values() for g in gs}))
+    for term, pieces in term_grams.items():
+        for gram in pieces:
+            options.append((gram_counts[f"gram:{gram}"], True,
                             "(SELECT file_no FROM nexus_comment_grams WHERE gram = ?)", [gram],
                             "EXISTS (SELECT 1 FROM nexus_comment_grams x WHERE x.gram = ? AND x.file_no = d.file_no)",
                             [gram]))
         if len(term) > 3:
             verify.append((f"EXISTS (SELECT 1 FROM nexus_files x WHERE x.file_no = d.file_no AND {contains})", [term]))
     if not options:
-        return _Plan("nexus_files", [], [c for c, _ in verify], [p for _, ps in verify for p in ps])
+        files = _counts(views, ["files"])["files"]
+        return _Plan("nexus_files", [], files, [c for c, _ in verify], [p for _, ps in verify for p in ps])
     options.sort(key=lambda o: o[0])
     best = options[0]
-    plan = _Plan(best[1], best[2])
-    for _, _, _, condition, params in options[1:]:
+    plan = _Plan(best[2], best[3], best[0] if best[1] else None)
+    for _, _, _, _, condition, params in options[1:]:
         plan.conditions.append(condition)
         plan.params.extend(params)
     for condition, params in verify:

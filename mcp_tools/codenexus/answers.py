@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
 
 from pydantic import ConfigDict, with_config
+
+# pydantic builds schemas of nested TypedDicts only from typing_extensions' TypedDict on Python < 3.12
+from typing_extensions import TypedDict
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -74,6 +77,9 @@ class QueryFilesAnswer(TypedDict):
     total_count: int
     query_time_ms: float
     next_offset: NotRequired[int]  # beyond the seed: where the next page starts, when there is one
+    # beyond the seed, only when false: total_count is an estimate (a broad query whose count needs a check per
+    # row, extrapolated from the first rows of its most selective index; the pages themselves are exact)
+    total_count_exact: NotRequired[bool]
 
 
 @with_config(STRICT)

@@ -25,7 +25,13 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
-from mcp.types import SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.types import (
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
 from pydantic import Field
 
 from mcp_tools.codenexus import prompts, resources
@@ -54,6 +60,7 @@ def register(server: Any, runtime: Any) -> None:
         low.description = DESCRIPTION
     _advertise_list_changed(low)
     _resources(server, runtime)
+    low.add_request_handler("resources/list", PaginatedRequestParams, _file_listing(server, runtime))
     _prompts(server, runtime)
     hub = Hub(runtime, server._subscriptions, always=own)
     low.add_request_handler("resources/subscribe", SubscribeRequestParams, hub.subscribe)
@@ -106,6 +113,37 @@ def _resources(server: Any, runtime: Any) -> None:
                                                      "incoming and outgoing connections")
     async def file_relationships(path: str) -> str:
         return _json(await _run(runtime, lambda s: resources.file_relationships(s, path)))
+
+
+LISTED_PER_PAGE = 100
+
+
+def _file_listing(server: Any, runtime: Any) -> Callable[..., Any]:
+    """`resources/list`: the static resources, then every file with metadata as `codenexus://file/…`, 100 a
+    page with a cursor (the SDK's own listing has no paging)."""
+
+    def page(s: Any, offset: int) -> list[str]:
+        from mcp_tools.codenexus.context import fresh
+
+        fresh(s)
+        rows = s.views.query("SELECT path FROM nexus_files ORDER BY file_no LIMIT ? OFFSET ?",
+                             (LISTED_PER_PAGE + 1, offset))
+        return [str(r[0]) for r in rows]
+
+    async def list_resources(ctx: Any, params: Any) -> ListResourcesResult:
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        if cursor is not None and (not cursor.isdigit() or len(cursor) > 9):
+            raise nexus_error(INVALID_PARAMS, f"unknown cursor {cursor[:40]!r}: pass the nextCursor of the last page")
+        offset = int(cursor or 0)
+        paths = await _run(runtime, lambda s: page(s, offset))
+        listed = list(await server.list_resources()) if offset == 0 else []
+        listed += [Resource(uri=f"codenexus://file/{p}", name=f"File Metadata: {p}", mime_type=JSON,
+                            description="Complete metadata for file including tags, comments, and relationships")
+                   for p in paths[:LISTED_PER_PAGE]]
+        more = len(paths) > LISTED_PER_PAGE
+        return ListResourcesResult(resources=listed, next_cursor=str(offset + LISTED_PER_PAGE) if more else None)
+
+    return list_resources
 
 
 def _prompts(server: Any, runtime: Any) -> None:

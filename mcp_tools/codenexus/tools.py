@@ -120,10 +120,7 @@ def create_relationship(
 
     save(s, build)
     fresh(s)
-    row = index.file_by_path(s.views, source)
-    found = [r for r in (index.relationships(s.views, row.file_no, "out", 10_000)[0] if row else [])
-             if r["target"] == target and r["type"] == kind]
-    created = iso_z(found[0]["created_at"]) if found else None
+    created = iso_z(index.relationship_created(s.views, source, target, kind))
     return {"success": True, "message": f"Successfully created relationship between {source} and {target}",
             "relationship": {"source": source, "target": target, "type": kind, "description": text,
                              "origin": "manual"},
@@ -164,8 +161,7 @@ def query_files(
         raise MetaRefused(f"offset must be an integer from 0 to {MAX_OFFSET}", "pass next_offset from the last page")
     related = known_path(s, related_to) if related_to is not None else None
     fresh(s)
-    rows: list[index.FileRow] = []
-    total = 0
+    page = index.Page([], 0)
     anchor = None
     if related is not None:
         anchor = index.file_by_path(s.views, related)
@@ -173,13 +169,16 @@ def query_files(
             raise nexus_error(FILE_NOT_FOUND, f"{related!r} does not exist and has no metadata")
     if related is None or anchor is not None:
         filters.related_no = anchor.file_no if anchor is not None else None
-        rows, total = index.query(s.views, filters, limit, offset)
+        page = index.query(s.views, filters, limit, offset)
+    rows = page.rows
     reasons = _reasons(s, filters, comment_contains, anchor, rows)
     results: list[QueryResult] = [{"file_path": r.path, "tags": r.tags, "comment": r.comment,
                                    "match_reason": reasons[r.file_no]} for r in rows]
-    answer: QueryFilesAnswer = {"success": True, "results": results, "total_count": total,
+    answer: QueryFilesAnswer = {"success": True, "results": results, "total_count": page.total,
                                 "query_time_ms": round((time.perf_counter() - started) * 1000, 3)}
-    if offset + len(rows) < total:
+    if not page.exact:
+        answer["total_count_exact"] = False
+    if offset + len(rows) < page.total:
         answer["next_offset"] = offset + len(rows)
     return answer
 

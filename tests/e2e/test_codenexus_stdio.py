@@ -79,6 +79,8 @@ async def _exercise(client: Client) -> None:
                                                    "relationship_type": "imports", "description": "导入核心库函数"})
     found = (await client.call_tool("query_files", {"comment_contains": "启动"})).structured_content
     assert found["total_count"] == 1 and found["results"][0]["file_path"] == "src/main.rs"
+    listed = {r.uri: r.name for r in (await client.list_resources()).resources}
+    assert listed["codenexus://file/src/main.rs"] == "File Metadata: src/main.rs" and "codenexus://tags" in listed
     templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
     assert templates == {"codenexus://file/{+path}", "codenexus://relationships/{+path}"}
     meta = json.loads((await client.read_resource("codenexus://file/src/main.rs")).contents[0].text)
@@ -188,5 +190,83 @@ def test_every_tool_resource_and_prompt_answers_over_streamable_http(http_url: s
     async def main() -> None:
         async with Client(http_url, mode="legacy") as client:
             await _exercise(client)
+
+    anyio.run(main)
+
+
+def test_resources_list_pages_the_files_with_metadata(root: Path) -> None:
+    from code3.settings import Settings
+    from code3.wiring import build_services
+    from mcp_tools.codenexus.tools import add_tag
+    from mcp_tools.server import build_server
+
+    settings = Settings(project=root)
+    s = build_services(settings)
+    for i in range(105):
+        (root / f"gen/f{i:03d}.py").parent.mkdir(exist_ok=True)
+        (root / f"gen/f{i:03d}.py").write_text("")
+        add_tag(s, f"gen/f{i:03d}.py", ["generated"])
+    s.close()
+
+    async def main() -> None:
+        async with Client(build_server(lambda: build_services(settings), profile="codenexus"), mode="legacy") as c:
+            first = await c.list_resources()
+            assert first.resources[0].uri == "codenexus://tags" and len(first.resources) == 101
+            assert first.next_cursor == "100"
+            second = await c.list_resources(cursor=first.next_cursor)
+            assert [r.uri for r in second.resources][-1] == "codenexus://file/gen/f104.py"
+            assert len(second.resources) == 5 and second.next_cursor is None
+            with pytest.raises(MCPError) as caught:
+                await c.list_resources(cursor="nonsense")
+            assert caught.value.error.code == -32602
+
+    anyio.run(main)
+
+
+def test_a_subscribed_client_over_streamable_http_hears_of_another_process_s_write(http_url: str, root: Path) -> None:
+    heard: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            heard.append(str(message.params.uri))
+
+    async def main() -> None:
+        async with Client(http_url, mode="legacy", message_handler=on_message) as client:
+            await client.session.subscribe_resource("codenexus://relationships/src/lib.rs")
+            await anyio.to_thread.run_sync(lambda: cli(root, "relate", "src/main.rs", "src/lib.rs", "calls"))
+            with anyio.fail_after(10):
+                while "codenexus://relationships/src/lib.rs" not in heard:
+                    await anyio.sleep(0.05)
+
+    anyio.run(main)
+
+
+WEIRD = [None, 0, -1, 10**20, True, 1.5, "", " ", "x" * 5000, "../x", "/etc/passwd", "a\x00b", "💥/启动",
+         ".code3/events.sqlite", "src/main.rs", [], ["ab", 5], [""] * 60, {}, {"a": 1}]
+
+
+def test_no_argument_makes_a_codenexus_tool_answer_an_internal_error(root: Path) -> None:
+    """A small fuzz: every tool, every argument, odd values; each answer is a result or a seed error."""
+    from code3.settings import Settings
+    from code3.wiring import build_services
+    from mcp_tools.server import build_server
+
+    settings = Settings(project=root)
+    server = build_server(lambda: build_services(settings), profile="codenexus")
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            for tool in (await client.list_tools()).tools:
+                names = list(tool.input_schema.get("properties", {}))
+                base = {n: "src/main.rs" if "path" in n else ["ab"] if n == "tags" else "imports"
+                        if n == "relationship_type" else "x" for n in tool.input_schema.get("required", [])}
+                for name in names:
+                    for value in WEIRD:
+                        try:
+                            result = await client.call_tool(tool.name, {**base, name: value})
+                        except MCPError as exc:
+                            assert exc.error.code in (-32000, -32001, -32002, -32602), (tool.name, name, value, exc)
+                            continue
+                        assert not result.is_error, (tool.name, name, value, result)
 
     anyio.run(main)

@@ -279,3 +279,22 @@ def test_sqlite_and_postgresql_give_the_same_answers(tmp_path: Path, database_ur
         finally:
             s.close()
     assert answers[0] == answers[1]
+
+
+def test_a_broad_count_that_needs_row_checks_is_an_estimate_and_says_so(nexus: Services, monkeypatch) -> None:
+    from projections import codenexus_queries
+
+    monkeypatch.setattr(codenexus_queries, "SCAN_CAP", 4)
+    for i in range(10):
+        path = nexus.project / f"pkg/m{i}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("x = 1\n")
+        add_tag(nexus, f"pkg/m{i}.py", ["module"])
+        add_comment(nexus, f"pkg/m{i}.py", "alpha" if i % 2 else "beta")
+    single = query_files(nexus, tags=["module"], limit=2)
+    assert single["total_count"] == 10 and "total_count_exact" not in single, "one index: an exact count"
+    broad = query_files(nexus, tags=["module"], comment_contains="alpha", limit=2)
+    assert broad["total_count_exact"] is False and broad["total_count"] >= 2
+    assert [r["file_path"] for r in broad["results"]] == ["pkg/m1.py", "pkg/m3.py"], "the page itself is exact"
+    last = query_files(nexus, tags=["module"], comment_contains="alpha", limit=10)
+    assert last["total_count"] == 5 and "total_count_exact" not in last, "the last page knows the count"
