@@ -1,0 +1,36 @@
+"""One racer of the race campaign, in its own process: build the services of an identity, wait for the
+start signal (a file appearing), run one handler, print the answer (or the error code) as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    project, identity, command, arguments, go = sys.argv[1:6]
+    from code3.settings import Settings
+    from code3.wiring import build_services
+    from domain.errors import Code3Error
+    from mcp_tools.lifecycle import publish, settle, work
+
+    handlers = {"publish": publish.publish_issue_with_metadata, "accept": work.accept_task,
+                "submit": work.submit_pr, "claim": settle.claim_payout, "cancel": settle.cancel_bounty}
+    services = build_services(Settings(project=Path(project), identity=identity))
+    deadline = time.monotonic() + 60
+    while not Path(go).exists() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    try:
+        answer = {"ok": handlers[command](services, **json.loads(arguments))}
+    except Code3Error as exc:
+        answer = {"error": exc.code.value, "message": exc.message}
+    finally:
+        services.close()
+    print(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Race campaign: publish, accept, submit, claim and cancel each fired from several processes at once
+(on the embedded default: one SQLite store, ledger and forge shared by the processes, as on one machine).
+
+One effect, and the same answer for every caller: one issue and one bounty per publish, one acceptance,
+one submission, one payout and one refund, every racer answering the same issue, bounty and tx_hash.
+`CODE3_RACE_ROUNDS` sets the rounds (`make test`: 2; `make race`: 20); `CODE3_RACERS` the processes (3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from code3.settings import Settings
+from code3.wiring import build_services, ledger, local_forge
+from domain.bounty import Bounty
+from domain.contract import Status
+from mcp_tools.lifecycle import settle, specs, work
+from tests.campaigns.world import AMOUNT, REPO, CampaignWorld
+
+ROUNDS = int(os.environ.get("CODE3_RACE_ROUNDS", "2"))
+RACERS = int(os.environ.get("CODE3_RACERS", "3"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def race(project: Path, identity: str, command: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    go = project / f".go-{command}"
+    go.unlink(missing_ok=True)
+    racers = [subprocess.Popen([sys.executable, "-m", "tests.campaigns.racer", str(project), identity, command,
+                                json.dumps(arguments), str(go)], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(RACERS)]
+    go.write_text("go")
+    answers = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=120)
+        assert racer.returncode == 0 and "Traceback" not in err, err
+        answers.append(json.loads(out.strip().splitlines()[-1]))
+    return answers
+
+
+def _same(answers: list[dict[str, Any]], what: str) -> dict[str, Any]:
+    assert all("ok" in a for a in answers), f"{what}: a racer failed: {answers}"
+    assert all(a == answers[0] for a in answers), f"{what}: racers answered differently: {answers}"
+    return answers[0]["ok"]
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_path: Path) -> None:
+    world = CampaignWorld.create(tmp_path)
+    try:
+        alice = world.people["alice"]
+        spec = specs.specify(alice, "Users can import a to-do list from CSV")
+        published = _same(race(tmp_path, "alice", "publish", {
+            "repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
+            "amount": str(AMOUNT), "asset": "USDT", "network": alice.chain.network}), "publish")
+        forge = local_forge(Settings(project=tmp_path), "alice")
+        assert len(forge.list_issues(REPO)) == 2, "one issue per publish however many race"
+        forge.close()
+        chain = ledger(Settings(project=tmp_path))
+        assert len(chain.list_bounties()) == 2
+        bounty_id = published["bounty"]["bounty_id"]
+
+        _same(race(tmp_path, "bob", "accept", {"task_id": f"{REPO}#{published['issue']['number']}"}), "accept")
+        bob = world.people["bob"]
+        prepared = work.fork_and_prepare(bob, REPO, {"schema": "code3/v1", "feature_id": spec["feature_id"],
+                                                     "issue_number": published["issue"]["number"]})
+        (Path(prepared["workdir"]) / "import.py").write_text("print('import')\n")
+        pr = work.open_pr(bob, REPO, prepared["branch"], "feat: import", "work")
+        submitted = _same(race(tmp_path, "bob", "submit", {"bounty_id": bounty_id, "pr_url": pr["pr_url"]}),
+                          "submit")
+        assert submitted["tx_hash"]
+
+        local_forge(Settings(project=tmp_path), "alice").merge_pr(pr["pr_url"])
+        resolver = build_services(Settings(project=tmp_path, identity="default"))  # CODE3_RESOLVER's key
+        try:
+            settle.mark_merged(resolver, pr["pr_url"], delivery_id=f"round-{round_}")
+        finally:
+            resolver.close()
+        chain.advance(chain.cooling_period + 1)
+        paid = _same(race(tmp_path, "bob", "claim", {"bounty_id": bounty_id}), "claim")
+        assert paid["tx_hash"]
+
+        open_id = next(b.bounty_id for b in chain.list_bounties() if b.bounty_id != bounty_id)
+        cancelled = race(tmp_path, "alice", "cancel", {"bounty_id": open_id})
+        assert all(a.get("ok", {}).get("state") == Status.CANCELLED.name for a in cancelled), cancelled
+
+        check = build_services(Settings(project=tmp_path, identity="alice"))
+        try:
+            for bid, status in ((bounty_id, Status.PAID), (open_id, Status.CANCELLED)):
+                bounty = check.store.get(Bounty, Bounty.create_id(bid))
+                assert bounty is not None and bounty.status is status
+            events = [type(e).__name__ for e in check.store.repository.event_store.get(Bounty.create_id(bounty_id))]
+            assert events.count("Accepted") == 1 and events.count("PRSubmitted") == 1 and events.count("Paid") == 1
+        finally:
+            check.close()
+            chain.close()
+    finally:
+        world.close()
