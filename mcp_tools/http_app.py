@@ -14,11 +14,9 @@ directory). `Front` also answers POST /mcp bodies that are not JSON (-32700) or 
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
 import logging
-import os
 import secrets
 import signal
 from collections.abc import Callable
@@ -51,43 +49,23 @@ def serve_token(state_dir: Path, configured: str | None = None) -> tuple[bytes, 
     """The bearer token `serve` requires, and the file it lives in (None when it comes from the environment).
 
     Generated on first use (32 random bytes, URL-safe) into `state_dir/serve_token`, created 0600 in a
-    0700 directory and never rewritten: racing first starts agree on the first one written.
+    0700 directory and never rewritten: racing first starts agree on the first one written. The token is
+    registered with the scrubber, so no log line or error message carries it.
     """
+    from adapters.private_files import private_dir, read_or_create_private
+    from adapters.scrub import register_secret
+
     if configured is not None:
         if len(configured) < MIN_TOKEN_LENGTH or any(c.isspace() for c in configured):
             raise ValueError(f"CODE3_SERVE_TOKEN must be at least {MIN_TOKEN_LENGTH} characters without spaces")
+        register_secret(configured)
         return configured.encode(), None
-    path = state_dir / TOKEN_FILE
-    _private_dir(state_dir)
-    if not path.exists():
-        _write_once(path, secrets.token_urlsafe(32).encode())
-    if path.stat().st_mode & 0o077:
-        os.chmod(path, 0o600)
-    token = path.read_bytes().strip()
+    path = private_dir(state_dir) / TOKEN_FILE
+    token = read_or_create_private(path, secrets.token_urlsafe(32).encode()).strip()
     if len(token) < MIN_TOKEN_LENGTH:
         raise ValueError(f"{path} holds no usable token; delete it and start `code3 serve` again")
+    register_secret(token)
     return token, path
-
-
-def _private_dir(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o077:
-        os.chmod(path, 0o700)
-
-
-def _write_once(path: Path, data: bytes) -> None:
-    """Write `path` 0600, atomically, unless it exists (the first writer wins; `link` never replaces)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(FileExistsError):  # another process wrote it first: keep theirs
-            os.link(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def authorized(scope: dict[str, Any], token: bytes) -> bool | None:

@@ -136,6 +136,16 @@ def test_the_token_file_is_written_once_even_by_racing_starts(tmp_path: Path) ->
     assert stat.S_IMODE((state / "serve_token").stat().st_mode) == 0o600, "a loosened file is tightened"
 
 
+def test_the_token_is_scrubbed_from_log_lines_and_messages(tmp_path: Path) -> None:
+    from adapters.scrub import scrub
+
+    token = serve_token(tmp_path / ".code3")[0].decode()
+    configured = "configured-token-" + "q" * 20
+    serve_token(tmp_path / "other", configured)
+    for secret in (token, configured):
+        assert secret not in scrub(f"upstream said: token {secret} is wrong (?token={secret})")
+
+
 @pytest.mark.parametrize("era", [LEGACY, MODERN])
 def test_the_sdk_client_passes_the_token_as_a_header(tmp_path: Path, era: str) -> None:
     """What an MCP client configures (`headers: {Authorization: "Bearer …"}` in .mcp.json) over the SDK."""
