@@ -26,6 +26,7 @@ from scheduler.payouts import Payouts, expire, schedule_all
 
 log = logging.getLogger("code3.worker")
 REANCHOR_EVERY_S = 60.0  # ai-loom re-anchoring runs at most this often (and then only on files that changed)
+REANCHOR_BUDGET = 500  # annotations verified per tick at most (~1 s); a longer pass goes on the next tick
 
 
 class Worker:
@@ -42,6 +43,8 @@ class Worker:
         self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
         self.payouts = Payouts(self.s, self.services_for)
         self.reanchor_every = REANCHOR_EVERY_S
+        self.reanchor_budget = REANCHOR_BUDGET
+        self._reanchor_pending = False
         self._reanchored_at: float | None = None
         self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
 
@@ -93,12 +96,17 @@ class Worker:
 
     def _reanchor(self) -> int:
         """ai-loom: re-anchor the annotations of the files changed since the last pass and record the
-        outcomes (Reanchored / Orphaned), at most once every `reanchor_every` seconds; the events written."""
+        outcomes (Reanchored / Orphaned), at most once every `reanchor_every` seconds and `reanchor_budget`
+        annotations a tick (a pass cut by the budget goes on at the next tick); the events written."""
         now = time.monotonic()
-        if self._reanchored_at is not None and now - self._reanchored_at < self.reanchor_every:
+        if (not self._reanchor_pending and self._reanchored_at is not None
+                and now - self._reanchored_at < self.reanchor_every):
             return 0
-        self._reanchored_at = now
-        return verify_changed(self.s, self._loom_files)["recorded"]
+        if not self._reanchor_pending:
+            self._reanchored_at = now
+        counts = verify_changed(self.s, self._loom_files, self.reanchor_budget)
+        self._reanchor_pending = bool(counts["pending"])
+        return counts["recorded"]
 
     def close(self) -> None:
         for projector in self.projectors:

@@ -50,7 +50,10 @@ def _shares_internal(s: Services) -> bool:
 
 
 def _paths(s: Services) -> ProjectPaths:
-    return getattr(s, "paths", None) or ProjectPaths(s.project)
+    """The project's path resolver, built once per Services (resolving the root costs a few syscalls)."""
+    if s.paths is None:
+        s.paths = ProjectPaths(s.project)
+    return s.paths
 
 
 def _text(s: Services, file_path: str) -> str | None:
@@ -241,22 +244,28 @@ def verify_all(s: Services) -> dict[str, int]:
     return counts
 
 
-def verify_changed(s: Services, seen: dict[str, str | None]) -> dict[str, int]:
+def verify_changed(s: Services, seen: dict[str, str | None], budget: int | None = None) -> dict[str, int]:
     """`verify_all` for the files whose text changed since the last call (the worker's step): `seen` maps a
     path to the digest of its text at the last call (None: gone or unreadable) and is updated in place; a
     path not in it counts as changed, so the first call verifies everything. An unchanged file's
     annotations are skipped without loading them (each was anchored on that very text when it was last
-    created, edited or verified). Counts by status of the annotations verified, and `recorded`: the
-    events written."""
+    created, edited or verified). Counts by status of the annotations verified, `recorded`: the events
+    written, and `pending`: 1 when `budget` (annotations verified per call, whole files at a time) stopped
+    the pass before the last changed file (the next call goes on from there)."""
     _fresh(s)
-    counts: dict[str, int] = {"recorded": 0}
+    counts: dict[str, int] = {"recorded": 0, "pending": 0}
     grouped = store_rows.ids_by_file(s.views)
+    verified = 0
     for path, ann_ids in grouped.items():
         text = _text(s, path)
         digest = None if text is None else file_digest(text)
         if path in seen and seen[path] == digest:
             continue
+        if budget is not None and verified >= budget:
+            counts["pending"] = 1
+            break
         counts["recorded"] += _verify(s, ann_ids, text, counts)
+        verified += len(ann_ids)
         seen[path] = digest
     for path in set(seen) - set(grouped):
         del seen[path]

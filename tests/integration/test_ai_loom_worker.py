@@ -87,3 +87,20 @@ def test_a_failing_reanchor_step_keeps_the_other_steps_running(worker: Worker, m
     monkeypatch.setattr("scheduler.worker.verify_changed", broken)
     done = worker.tick()
     assert done["annotations_reanchored"] == -1 and done["payouts"] == 0
+
+
+def test_a_long_pass_is_cut_by_the_budget_and_goes_on_at_the_next_tick(worker: Worker,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(1, 4):
+        for path in ("src/app.py", "src/other.py"):
+            loom.annotate(worker.s, filePath=path, startLine=n, endLine=n, comment=f"{path} {n}")
+    loads: list[str] = []
+    real = loom._load
+    monkeypatch.setattr(loom, "_load", lambda s, ann_id: loads.append(ann_id) or real(s, ann_id))
+    worker.reanchor_budget = 2  # whole files at a time: one file of 3 per tick
+    worker.tick()
+    assert len(loads) == 3
+    worker.tick()
+    assert len(loads) == 6, "the pass goes on at the next tick, not a minute later"
+    worker.tick()
+    assert len(loads) == 6, "then the minute holds again"
