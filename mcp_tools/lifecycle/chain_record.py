@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,7 +12,7 @@ from adapters.event_store import Change, EventStore
 from adapters.ports import Forge, Receipt
 from domain.bounty import Bounty
 from domain.chain_events import ChainEvent
-from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, Status
+from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, BountyState, ContractAbort, Status
 from domain.errors import Code, Code3Error
 from domain.index import Index
 from domain.issue import Issue
@@ -75,13 +76,31 @@ def raise_for(receipt: Receipt, context: str = "") -> Receipt:
     except ValueError:
         raise Code3Error(Code.CHAIN_TX_FAILED, f"transaction {receipt.tx_hash} failed: {receipt.vm_status}",
                          "check the bounty's state and the account's balance, then retry") from None
+    raise _abort_error(abort, context, f"tx {receipt.tx_hash}")
+
+
+def _abort_error(abort: Abort, context: str, where: str) -> Code3Error:
     code, message = ABORT_CODES[abort]
     if abort is Abort.INSUFFICIENT_BALANCE:
         code = Code.CHAIN_TX_FAILED  # seed 001: E_CHAIN_TX_FAILED, "重试/检查 Gas/余额/网络"
     hint = HINTS[abort]
     if context:
         hint = f"{hint} ({context})"
-    raise Code3Error(code, f"{message} (tx {receipt.tx_hash}, abort {int(abort)})", hint)
+    return Code3Error(code, f"{message} ({where}, abort {int(abort)})", hint)
+
+
+def refuse_doomed(s: Services, bounty_id: str, rule: Callable[[BountyState, int], object], context: str = "") -> None:
+    """Run the contract's own rule on a fresh read of the chain before sending a transaction: what the chain
+    would refuse is refused here, with the same code and hint, and no gas is spent on it (the chain stays
+    the final judge of what it is then sent)."""
+    with chain_read():
+        state, now = s.chain.get_bounty(bounty_id), s.chain.now()
+    if state is None:
+        raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
+    try:
+        rule(copy.deepcopy(state), now)
+    except ContractAbort as exc:
+        raise _abort_error(exc.abort, context, "refused before sending a transaction") from None
 
 
 def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain import contract
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error, present
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import ClaimAnswer
-from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, require_bounty
+from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.services import Services
 
 
@@ -62,6 +63,8 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
     if bounty.sponsor != s.signer.address:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
                          "cancel with the sponsor's identity (CODE3_IDENTITY)")
+    refuse_doomed(s, bounty_id, lambda state, now: contract.cancel(state, s.signer.address, now),
+                  f"bounty {bounty_id}")
     receipt = raise_for(s.chain.cancel_bounty(s.signer, bounty_id), f"bounty {bounty_id}")
     bounty, _ = record(s, bounty_id, bounty)
     return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name, "tx_hash": receipt.tx_hash,

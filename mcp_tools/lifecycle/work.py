@@ -11,6 +11,7 @@ from pydantic import Field
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from adapters.private_files import private_dir
+from domain import contract
 from domain.contract import STATUS_LABELS, Status
 from domain.errors import Code, Code3Error, present
 from domain.issue import Issue
@@ -27,7 +28,7 @@ from mcp_tools.lifecycle.answers import (
     SubmitAnswer,
     WithdrawAnswer,
 )
-from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, require_bounty
+from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
 from projections import board
@@ -64,6 +65,7 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
                          "choose another task (server_mcp.accept_best_task), or accept this one again after "
                          f"hold_until={bounty.hold_until}")
     if me not in bounty.workers or (bounty.exclusive and not (bounty.hold_until or 0) > now):
+        refuse_doomed(s, bounty_id, lambda state, now: contract.accept(state, me, now), f"bounty {bounty_id}")
         raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
@@ -122,6 +124,8 @@ def withdraw_task(s: Services, task_id: Annotated[str, Field(description="owner/
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
     if s.signer.address in bounty.workers:
+        refuse_doomed(s, bounty_id, lambda state, _now: contract.withdraw(state, s.signer.address),
+                      f"bounty {bounty_id}")
         raise_for(s.chain.withdraw_task(s.signer, bounty_id), f"bounty {bounty_id}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
     return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS]}
@@ -236,7 +240,10 @@ def submit_pr(s: Services, bounty_id: str, pr_url: str,
     if owner not in (None, bounty_id):
         raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{pr_url} was already submitted for bounty {owner}",
                          "a pull request settles one bounty: open another one for this bounty")
-    raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, commit_sha or pr.head_sha))
+    sha = commit_sha or pr.head_sha
+    refuse_doomed(s, bounty_id, lambda state, now: contract.submit_pr(state, s.signer.address, pr_url, sha, now),
+                  f"bounty {bounty_id}")
+    raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, sha))
     bounty, _ = record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
     # the transaction that recorded the submission: the same for racing submitters (a repeat is a no-op on chain)
     tx_hash = present(bounty.submission_of(s.signer.address), "the recorded submission")["tx_hash"]
