@@ -11,7 +11,7 @@ import pytest
 
 from adapters.git import init_bare, read_ref
 from domain.errors import Code, Code3Error
-from mcp_tools.lifecycle import publish, specs, work
+from mcp_tools.lifecycle import publish, settle, specs, work
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
 
@@ -97,3 +97,19 @@ def test_a_crashed_publish_retried_with_another_amount_is_refused_before_a_secon
 @pytest.mark.parametrize("task_id", [f"{REPO}#1\n", f" {REPO}#1", f"{REPO}#0", "x" * 500])
 def test_task_ids_match_in_full(w: MemoryWorld, task_id: str) -> None:
     assert _refused(w, lambda: work.accept_task(w["bob"], task_id)) is Code.VALIDATION
+
+
+def _open_bounty(w: MemoryWorld) -> tuple[str, str]:
+    answer = _publish(w)()
+    return answer["bounty"]["bounty_id"], f"{REPO}#{answer['issue']['number']}"
+
+
+def test_refusals_the_chain_would_make_spend_no_transaction(w: MemoryWorld) -> None:
+    bounty_id, task = _open_bounty(w)
+    pr = w["bob"].forge.open_pr(REPO, "bob:feat/x", "main", "feat: x", "body")
+    assert _refused(w, lambda: work.accept_task(w["alice"], task)) is Code.UNAUTHORIZED  # the sponsor's own
+    assert _refused(w, lambda: work.submit_pr(w["bob"], bounty_id, pr.url)) is Code.INVALID_STATE  # not accepted
+    work.accept_task(w["bob"], task)
+    work.submit_pr(w["bob"], bounty_id, pr.url)
+    # a submitted PR: the sponsor may take the escrow back only after the deadline
+    assert _refused(w, lambda: settle.cancel_bounty(w["alice"], bounty_id)) is Code.PRECONDITION
