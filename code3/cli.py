@@ -87,6 +87,10 @@ def _usage(command: str, message: str, example: str) -> Exception:
 def cmd_ledger(args: argparse.Namespace) -> int:
     from code3.wiring import ledger
 
+    from domain.values import parse_duration
+
+    if args.action == "advance":
+        parse_duration(args.seconds, "--seconds")  # forward only, and bounded: the clock never moves back
     settings = _settings(args)
     _require_local(settings, "chain", "code3 ledger")
     chain = ledger(settings)
@@ -256,8 +260,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_bounty(args: argparse.Namespace) -> int:
     from code3.wiring import build_services
+    from domain.errors import Code, Code3Error
     from mcp_tools.lifecycle import settle
 
+    if not args.bounty_id.isascii() or not args.bounty_id.isdigit() or len(args.bounty_id) > 20:
+        raise Code3Error(Code.VALIDATION, f"invalid bounty id {args.bounty_id[:40]!r}",
+                         "pass the bounty's id, a number (publish and accept_task report it)")
     s = build_services(_settings(args))
     try:
         print(json.dumps(settle.cancel_bounty(s, args.bounty_id)))
