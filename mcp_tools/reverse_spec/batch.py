@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from adapters.atomic_write import write_text_atomic
+from adapters.files import locked
 from adapters.llm.port import LLMFailed
 from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
@@ -92,8 +93,15 @@ def render_index(root: str, graph: ModuleGraph, keys: dict[str, str], specs: dic
 
 def run_batch(s: Services, project_root: str | None = None, force: bool = False,
               progress: Progress | None = None) -> BatchAnswer:
-    started = time.monotonic()
+    """One batch at a time per project (a lock beside the checkpoint): a second one waits, then finds the
+    first one's work done."""
     real = resolve(s, project_root or ".", kind="dir")
+    with locked(s.project / CHECKPOINT.parent):
+        return _run_batch(s, real, force, progress)
+
+
+def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) -> BatchAnswer:
+    started = time.monotonic()
     root = relative(s, real)
     merged = redacted(parser_of(s).scan(s.project, root))
     graph = build(merged)

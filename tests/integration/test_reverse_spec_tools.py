@@ -515,3 +515,31 @@ def test_a_batch_stops_when_the_model_fails_and_the_next_run_resumes(s: Services
         assert info.value.message == "未检测到 ANTHROPIC_API_KEY"
     finally:
         services.close()
+
+
+def test_two_batches_at_once_do_the_work_once(project: Path) -> None:
+    import threading
+    import time as clock
+
+    class SlowLLM(CountingLLM):
+        def complete(self, system: str, prompt: str, max_tokens: int = 8192) -> Completion:
+            clock.sleep(0.05)
+            return super().complete(system, prompt, max_tokens)
+
+    write(project, LAYERED)
+    model = SlowLLM()
+    first, second = services_for(project), services_for(project)
+    first.llm = second.llm = model
+    answers: list[dict] = []
+    try:
+        threads = [threading.Thread(target=lambda s=svc: answers.append(run_batch(s))) for svc in (first, second)]
+        for thread in threads:
+            thread.start()
+            clock.sleep(0.02)
+        for thread in threads:
+            thread.join(60)
+    finally:
+        first.close()
+        second.close()
+    assert len(model.calls) == 5, "each module generated once"
+    assert sorted(len(a["successful"]) for a in answers) == [0, 5]
