@@ -543,3 +543,19 @@ def test_two_batches_at_once_do_the_work_once(project: Path) -> None:
         second.close()
     assert len(model.calls) == 5, "each module generated once"
     assert sorted(len(a["successful"]) for a in answers) == [0, 5]
+
+
+def test_diff_on_the_go_fixture_finds_each_kind_and_ignores_gofmt(s: Services, project: Path) -> None:
+    shutil.copytree(FIXTURES / "go", project, dirs_exist_ok=True)
+    engine = project / "pkg" / "core" / "engine.go"
+    original = engine.read_text()
+    spec = generate(s, "pkg/core")["specPath"]
+    engine.write_text(original.replace("func New(name string) *Engine {", "func New(\n\tname string,\n) *Engine {")
+                      .replace("// Run runs once.", "// Run runs once, and only once."))
+    assert check_drift(s, spec, "pkg/core")["items"] == []
+    engine.write_text(original.replace("\tName    string\n", "\tName    []byte\n")
+                      .replace("const MaxSize = 10\n", "")
+                      .replace("type ID = string\n", "type ID = string\n\nfunc Extra() {}\n"))
+    found = {(i["severity"], i["change"], i["name"]) for i in check_drift(s, spec, "pkg/core")["items"]}
+    assert ("high", "removed", "MaxSize") in found and ("low", "added", "Extra") in found
+    assert any(sev == "medium" and name == "Engine.Name" for sev, _, name in found), found
