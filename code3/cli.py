@@ -86,7 +86,6 @@ def _usage(command: str, message: str, example: str) -> Exception:
 
 def cmd_ledger(args: argparse.Namespace) -> int:
     from code3.wiring import ledger
-
     from domain.values import parse_duration
 
     if args.action == "advance":
