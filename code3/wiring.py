@@ -33,7 +33,7 @@ def ledger(settings: Settings) -> LocalLedger:
     records the key named by CODE3_RESOLVER (created on demand) as the resolver that reports merges."""
     found = LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
     if found.config().resolver is None:
-        found.initialize_roles(Keystore(settings.keystore_dir).get_or_create(settings.resolver).address)
+        found.initialize_roles(identity(settings, settings.resolver).address)
     return found
 
 
@@ -71,6 +71,17 @@ def forge(settings: Settings, actor: str) -> Forge:
     raise Code3Error(Code.VALIDATION, f"unknown CODE3_FORGE={settings.forge!r}", f"use one of {', '.join(FORGES)}")
 
 
+def identity(settings: Settings, name: str) -> Signer:
+    """The key `name`; on the embedded default one that is missing is created, and stderr says so."""
+    keystore = Keystore(settings.keystore_dir)
+    if settings.chain == "local" and name not in keystore.names():
+        created = keystore.get_or_create(name)
+        print(f"code3: created the identity {name!r} ({created.address}) in {keystore.directory} on first use "
+              "(embedded default)", file=sys.stderr, flush=True)
+        return created
+    return keystore.load(name)
+
+
 class LazySigner:
     """The acting identity, loaded the first time a tool signs: the local tools (specify, plan, tasks)
     need no key. On the embedded default a missing key is created then, and stderr says so."""
@@ -82,12 +93,7 @@ class LazySigner:
 
     def load(self) -> Signer:
         if self._signer is None:
-            keystore = Keystore(self._settings.keystore_dir)
-            if self._settings.chain == "local" and self.name not in keystore.names():
-                created = keystore.get_or_create(self.name)
-                print(f"code3: created the identity {self.name!r} ({created.address}) in {keystore.directory} "
-                      "on first use (embedded default)", file=sys.stderr, flush=True)
-            self._signer = keystore.load(self.name)
+            self._signer = identity(self._settings, self.name)
         return self._signer
 
     @property
@@ -176,4 +182,4 @@ def webhook_secret(settings: Settings) -> bytes:
 def ensure_identity(settings: Settings) -> None:
     """On the embedded default, a server started in an empty directory creates its key instead of failing."""
     if settings.chain == "local":
-        Keystore(settings.keystore_dir).get_or_create(settings.identity)
+        identity(settings, settings.identity)
