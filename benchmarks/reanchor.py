@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import random
+import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from domain.anchor import Anchor, reanchor
 from domain.stitch import StitchItem, stitch
@@ -78,8 +80,45 @@ class Case:
     orphan_ok: bool  # orphaned counts as correct (block gone or duplicated)
 
 
-def _file(rng: random.Random) -> list[str]:
-    return [_line(rng) for _ in range(rng.randint(40, 300))]
+class Source:
+    """Where files and new lines come from: generated pseudo-code, or real files (a project's own source),
+    300-line slices of them and lines drawn from all of them."""
+
+    def __init__(self, files: list[list[str]] | None = None) -> None:
+        self.files = [f for f in files or [] if len(f) >= 40]
+        self.pool = [line for f in self.files for line in f if line.strip()]
+
+    def file(self, rng: random.Random) -> list[str]:
+        if not self.files:
+            return [_line(rng) for _ in range(rng.randint(40, 300))]
+        lines = rng.choice(self.files)
+        at = rng.randint(0, max(0, len(lines) - 300))
+        return list(lines[at : at + 300])
+
+    def line(self, rng: random.Random) -> str:
+        return rng.choice(self.pool) if self.pool and rng.random() > 0.2 else _line(rng) if not self.pool else ""
+
+    def code_line(self, rng: random.Random) -> str:
+        return rng.choice(self.pool) if self.pool else _code_line(rng)
+
+    def lines(self, rng: random.Random, n: int) -> list[str]:
+        return [self.line(rng) for _ in range(n)]
+
+
+GENERATED = Source()
+
+
+FOLDERS = ("domain", "adapters", "mcp_tools", "projections", "scheduler", "code3")
+
+
+def repo_source(root: Path, rev: str = "HEAD") -> tuple[Source, str]:
+    """The project's own Python files at a commit (so that a run can be repeated), and that commit."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+    commit = git("rev-parse", rev).strip()
+    paths = [p for p in git("ls-tree", "-r", "--name-only", commit, "--", *FOLDERS).split("\n") if p.endswith(".py")]
+    return Source([git("show", f"{commit}:{p}").split("\n") for p in paths]), commit
 
 
 def _block(rng: random.Random, lines: list[str]) -> tuple[int, int]:
@@ -90,17 +129,13 @@ def _block(rng: random.Random, lines: list[str]) -> tuple[int, int]:
             return start, start + size - 1
 
 
-def _new_lines(rng: random.Random, n: int) -> list[str]:
-    return [_line(rng) for _ in range(n)]
-
-
 KINDS = ["insert_above", "delete_above", "insert_below", "edit_block", "edit_block_shifted", "grow_block",
          "shrink_block", "edit_context", "move", "move_edit", "duplicate", "delete", "replace", "reindent",
          "respace"]
 
 
-def make_case(rng: random.Random, kind: str) -> Case:
-    lines = _file(rng)
+def make_case(rng: random.Random, kind: str, source: Source = GENERATED) -> Case:
+    lines = source.file(rng)
     s, e = _block(rng, lines)
     anchor = Anchor.capture("\n".join(lines) + "\n", s, e)
     block = lines[s - 1 : e]
@@ -110,7 +145,7 @@ def make_case(rng: random.Random, kind: str) -> Case:
 
     def shift_above(before: list[str]) -> list[str]:
         at = rng.randint(0, len(before))
-        return before[:at] + _new_lines(rng, rng.randint(1, 15)) + before[at:]
+        return before[:at] + source.lines(rng, rng.randint(1, 15)) + before[at:]
 
     if kind == "insert_above":
         before = shift_above(before)
@@ -120,7 +155,7 @@ def make_case(rng: random.Random, kind: str) -> Case:
         before = before[:at] + before[at + n :]
     elif kind == "insert_below":
         at = rng.randint(0, len(after))
-        after = after[:at] + _new_lines(rng, rng.randint(1, 15)) + after[at:]
+        after = after[:at] + source.lines(rng, rng.randint(1, 15)) + after[at:]
     elif kind in ("edit_block", "edit_block_shifted"):
         i = rng.randrange(len(block))
         block = [*block[:i], _tweak(rng, block[i]), *block[i + 1 :]]
@@ -128,15 +163,15 @@ def make_case(rng: random.Random, kind: str) -> Case:
             before = shift_above(before)
     elif kind == "grow_block" and len(block) >= 3:
         at = rng.randint(1, len(block) - 1)
-        block = [*block[:at], _code_line(rng), *block[at:]]
+        block = [*block[:at], source.code_line(rng), *block[at:]]
     elif kind == "shrink_block" and len(block) >= 4:
         at = rng.randint(1, len(block) - 2)
         block = block[:at] + block[at + 1 :]
     elif kind == "edit_context":
         if before:
-            before[-1] = _tweak(rng, before[-1]) if before[-1].strip() else _code_line(rng)
+            before[-1] = _tweak(rng, before[-1]) if before[-1].strip() else source.code_line(rng)
         if after:
-            after[0] = _tweak(rng, after[0]) if after[0].strip() else _code_line(rng)
+            after[0] = _tweak(rng, after[0]) if after[0].strip() else source.code_line(rng)
     elif kind in ("move", "move_edit"):
         if kind == "move_edit" and len(block) >= 3:
             i = rng.randrange(len(block))
@@ -145,17 +180,17 @@ def make_case(rng: random.Random, kind: str) -> Case:
         at = rng.randint(0, len(rest))
         while abs(at - len(before)) < 10 and len(rest) > 25:
             at = rng.randint(0, len(rest))
-        new = rest[:at] + _new_lines(rng, 1) + block + _new_lines(rng, 1) + rest[at:]
+        new = [*rest[:at], source.code_line(rng), *block, source.code_line(rng), *rest[at:]]
         return Case(kind, "\n".join(new) + "\n", anchor, (at + 2, at + 1 + len(block)), False)
     elif kind == "duplicate":
         at = rng.randint(0, len(after))
-        copy = [_code_line(rng), *block, _code_line(rng)]
+        copy = [source.code_line(rng), *block, source.code_line(rng)]
         after = after[:at] + copy + after[at:]
         orphan_ok = True
     elif kind == "delete":
         block = []
     elif kind == "replace":
-        block = [_code_line(rng) for _ in block]
+        block = [source.code_line(rng) for _ in block]
     elif kind == "reindent":
         block = [("    " + line) if line.strip() else line for line in block]
     elif kind == "respace":
@@ -184,11 +219,11 @@ class Summary:
         return self.anchored_right / self.exists if self.exists else 1.0
 
 
-def run_cases(n: int, seed: int = 7) -> Summary:
+def run_cases(n: int, seed: int = 7, source: Source = GENERATED) -> Summary:
     rng = random.Random(seed)
     summary = Summary()
     for i in range(n):
-        case = make_case(rng, KINDS[i % len(KINDS)])
+        case = make_case(rng, KINDS[i % len(KINDS)], source)
         result = reanchor(case.anchor, case.text)
         got = (result.start_line, result.end_line) if result.found else None
         tally = summary.by_kind.setdefault(case.kind, Counter())
@@ -237,11 +272,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--corpus", choices=["generated", "repo"], default="generated",
+                        help="generated pseudo-code, or this repository's own Python files (at --rev)")
+    parser.add_argument("--rev", default="HEAD", help="the commit whose files make the repo corpus")
     args = parser.parse_args(argv)
+    corpus, source = "generated", GENERATED
+    if args.corpus == "repo":
+        source, commit = repo_source(Path(__file__).resolve().parents[1], args.rev)
+        corpus = f"repo at {commit[:12]}"
     t0 = time.perf_counter()
-    s = run_cases(args.cases, args.seed)
+    s = run_cases(args.cases, args.seed, source)
     elapsed = time.perf_counter() - t0
-    print(f"re-anchoring: {s.cases} cases (seed {args.seed}) in {elapsed:.2f} s "
+    print(f"re-anchoring: {s.cases} cases ({corpus} corpus, seed {args.seed}) in {elapsed:.2f} s "
           f"({1000 * elapsed / max(1, s.cases):.2f} ms per case)")
     print(f"  anchored correctly where the block still exists once: {s.anchored_right}/{s.exists} "
           f"= {100 * s.anchored_share:.1f} %  (target >= 95 %)")

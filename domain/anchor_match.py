@@ -53,6 +53,10 @@ LENGTH_PENALTY = 0.02
 """Per line of difference from the quote's length, when ranking candidate windows."""
 TRIM_GAIN = 0.03
 SHIFT_MARGIN = 0.3
+SAME_LINE = 0.9
+MOVED_QUOTE = 0.93
+QUOTE_MARGIN = 0.1
+"""A block taken on its text alone (a new context) needs every other candidate this much less similar."""
 SHORT_UNIQUE_CHARS = 8
 """A shorter quote found once elsewhere needs its context even when it was unique in the file."""
 BRUTE_FORCE_WINDOWS = 40_000
@@ -222,25 +226,37 @@ class Matcher:
         """Pick among verbatim occurrences: a single one, or the one whose context clearly matches best."""
         a = self.anchor
         what = "selected text" if exact else "selected text (whitespace changed)"
+        # copies when captured: counted verbatim; with whitespace collapsed there may have been more
+        copies = a.occurrences if exact else max(2, a.occurrences)
         cands = sorted((self.candidate(s, s + self.k - 1, 1.0) for s in starts), key=lambda c: -c.context)
         best = cands[0]
         same_place = best.start == a.start_line
         if len(cands) == 1:
-            if not same_place and not self.distinctive and best.context < CONTEXT_AGREES:
-                if a.occurrences != 1 or self.chars < SHORT_UNIQUE_CHARS:
+            if not same_place and copies > 1 and best.context < self.disambiguates(copies):
+                # it had copies when captured: the one left may be another, ours edited or deleted
+                return orphaned(f"ambiguous: the {what} may have had copies and one is left, at line "
+                                f"{best.start}, without the annotated one's context")
+            if not self.distinctive and best.context < CONTEXT_AGREES:  # even at the same line number
+                if copies != 1 or self.chars < SHORT_UNIQUE_CHARS:
                     return orphaned(f"a short {what} found elsewhere without its context")
                 in_place = self.fuzzy()  # or was it edited where it was, and a copy typed elsewhere?
                 lo, hi = in_place.start_line or 0, in_place.end_line or 0
                 if in_place.found and (hi < best.start or lo > best.end) and self.clearly_in_place(lo, hi):
                     return orphaned(f"ambiguous: the {what} is at line {best.start}, and an edited copy in its "
                                      f"old context at line {lo}")
-        elif (not (self.before and self.after) or best.context < self.disambiguates()
+        elif (not (self.before and self.after) or best.context < self.disambiguates(copies)
               or best.context - cands[1].context < MARGIN):  # copies are told apart by context on both sides
             return orphaned(f"ambiguous: the {what} occurs {len(cands)} times and the context does not single "
                              "one out")
         if best.context < 1.0 and (self.in_run() or any(abs(c.start - best.start) == self.k for c in cands[1:])):
             # one of a run of identical blocks, and the run changed: which one went is unknowable
             return orphaned(f"ambiguous: the {what} repeats in a run of identical lines that changed")
+        lines = self.norm
+        doubled = (best.start > 1 and lines[best.start - 2] == self.quote_norm[0]) or (
+            best.end < len(lines) and lines[best.end] == self.quote_norm[-1])
+        if doubled and best.context < IN_PLACE_CONTEXT:
+            # its first (last) line is also the line before (after) it: the block may begin (end) there
+            return orphaned(f"the {what} is at line {best.start}, but where it begins or ends is unclear")
         status: Status = ("exact" if same_place else "moved") if exact else "fuzzy"
         where = "at the same lines" if same_place else f"moved from line {a.start_line} to {best.start}"
         confidence = 1.0 if exact else 0.95
@@ -257,10 +273,10 @@ class Matcher:
         contained = bool(window.strip()) and (self.quote_text in window or window in self.quote_text)
         return contained or self.quote_score(start, end) >= SURE_QUOTE
 
-    def disambiguates(self) -> float:
+    def disambiguates(self, copies: int) -> float:
         """The context a copy needs to be taken for the annotated one: a quote that already had copies
         when it was captured (whose context might have been as close) needs its own context intact."""
-        return 1.0 if self.anchor.occurrences > 1 else CONTEXT_DISAMBIGUATES
+        return 1.0 if copies > 1 else CONTEXT_DISAMBIGUATES
 
     def in_run(self) -> bool:
         """The quote was captured in a run of copies of itself (its context repeats it)."""
@@ -290,7 +306,7 @@ class Matcher:
             return orphaned("the annotated text is gone (no similar lines, context not found)")
         cands = sorted((self.candidate(s, e) for s, e in spans),
                        key=lambda c: -(c.score - LENGTH_PENALTY * abs(c.end - c.start + 1 - self.k)))
-        best = next((c for c in cands if self.acceptable(c)), None)
+        best = next((c for c in cands if self.acceptable(c, cands)), None)
         if best is None:
             top = cands[0]
             return orphaned(f"the closest text (lines {top.start}-{top.end}) is {top.quote:.0%} similar and its "
@@ -299,35 +315,45 @@ class Matcher:
             return orphaned(f"the text is at lines {best.start}-{best.end}, but where it begins or ends is unclear")
         rivals = cands + [self.candidate(s, e) for s, e in raw]
         rival = next((c for c in rivals if not c.overlaps(best) and c.score > best.score - FUZZY_MARGIN), None)
+        if rival is None and best.context < CONTEXT_AGREES:  # taken on its text alone: no close second text
+            rival = next((c for c in rivals if not c.overlaps(best) and c.quote > best.quote - QUOTE_MARGIN), None)
         if rival is not None:
             return orphaned(f"ambiguous: similar text at lines {best.start} and {rival.start}")
         return AnchorResult("fuzzy", best.start, best.end, round(best.score, 3),
                             f"text {best.quote:.0%} similar at lines {best.start}-{best.end}, "
                             f"context {best.context:.0%}")
 
-    def acceptable(self, c: _Candidate) -> bool:
+    def acceptable(self, c: _Candidate, cands: list[_Candidate]) -> bool:
         if self.shifted(c):
             return False
-        if c.context >= IN_PLACE_CONTEXT:  # bracketed by its own context: edited in place
+        if c.context >= IN_PLACE_CONTEXT:  # bracketed by its own context: edited in place...
+            if any(o.context >= IN_PLACE_CONTEXT and not o.overlaps(c) for o in cands):
+                return False  # ...unless the same context is found elsewhere too (siblings, boilerplate)
             window = "\n".join(self.norm[c.start - 1 : c.end])
             same_lines = c.end - c.start + 1 == self.k
             if c.quote >= IN_PLACE_QUOTE and (c.quote >= SURE_QUOTE or self.kept_words(window) >= KEPT_WORDS):
                 return True
             return (same_lines and bool(window.strip()) and (
                 self.quote_text in window or window in self.quote_text))
-        if c.quote >= FUZZY_THRESHOLD and c.context >= CONTEXT_AGREES:
-            return self.distinctive or c.context >= CONTEXT_DISAMBIGUATES
-        # moved and edited: a new context, so only a long quote, still very close, is trusted
-        return c.quote >= SURE_QUOTE and self.k >= 2 and self.chars >= LONG_QUOTE_CHARS
+        # moved and edited: a new context, so only a long quote, very close, with no close second, and
+        # not over the place its old context still marks (then it was edited there beyond recognition)
+        return (c.quote >= MOVED_QUOTE and self.k >= 2 and self.chars >= LONG_QUOTE_CHARS
+                and not any(o.context >= IN_PLACE_CONTEXT and o.overlaps(c) for o in cands))
 
     def doubtful_edge(self, c: _Candidate) -> bool:
         """A window longer than the quote whose first (last) two lines both look like the quote's first
         (last) line, which the quote's next (previous) line does not: either could be the edge. Or one
-        shorter than the quote, whose blank first (last) line it lost: blank lines say nothing of where."""
+        not as long as the quote whose blank first (last) line is not confirmed by the context beyond it:
+        blank lines say nothing of where a block begins or ends."""
         q = self.quote_norm
         size = c.end - c.start + 1
-        if size < self.k and (not q[0] or not q[-1]):
-            return True
+        if size != self.k:
+            above = self.norm[max(0, c.start - 1 - CONTEXT_LINES) : c.start - 1][::-1]
+            below = self.norm[c.end : c.end + CONTEXT_LINES]
+            if not q[0] and not (self.before and _side(self.before, above) >= IN_PLACE_CONTEXT):
+                return True
+            if not q[-1] and not (self.after and _side(self.after, below) >= IN_PLACE_CONTEXT):
+                return True
         if size <= self.k or self.k < 2:
             return False
         w = self.norm[c.start - 1 : c.end]
@@ -419,8 +445,15 @@ class Matcher:
         below_in = self.norm[c.end - 1 : c.end - 1 + CONTEXT_LINES]
         above = self.norm[max(0, c.start - 1 - CONTEXT_LINES) : c.start - 1][::-1]
         below = self.norm[c.end : c.end + CONTEXT_LINES]
-        return bool(self.before and _side(self.before, above_in) > _side(self.before, above) + SHIFT_MARGIN) or bool(
-            self.after and _side(self.after, below_in) > _side(self.after, below) + SHIFT_MARGIN)
+        if bool(self.before and _side(self.before, above_in) > _side(self.before, above) + SHIFT_MARGIN) or bool(
+                self.after and _side(self.after, below_in) > _side(self.after, below) + SHIFT_MARGIN):
+            return True
+        # or the window is the old context itself, moved into the block's place (the block went away)
+        window = self.norm[c.start - 1 : c.end]
+        head = min(len(self.after), len(window))
+        tail = min(len(self.before), len(window))
+        return (head > 0 and all(_line_similarity(window[i], self.after[i]) >= SAME_LINE for i in range(head))) or (
+            tail > 0 and all(_line_similarity(window[-1 - i], self.before[i]) >= SAME_LINE for i in range(tail)))
 
     def _starts(self, lengths: list[int]) -> list[int]:
         """Every start when that is cheap; else around the starts whose windows share the most lines with
