@@ -1,8 +1,10 @@
 """Re-anchoring after edits, on a generated corpus, and stitch's cost beside a plain string join.
 
-`python -m benchmarks.reanchor [--cases N] [--seed S]`
+`python -m benchmarks.reanchor [--cases N] [--seed S] [--corpus generated|repo] [--rev COMMIT]`
 
-Each case is a generated source file, an annotated block in it, and one edit (or two) of the file:
+Each case is a source file (generated pseudo-code, or a 300-line slice of one of this repository's
+own Python files at a commit, for real code's repeated lines and near-identical sibling blocks),
+an annotated block in it, and one edit (or two) of the file:
 lines inserted or deleted above or below, the block edited slightly, grown or shrunk by a line,
 moved elsewhere (and edited), duplicated, deleted or replaced, re-indented or re-spaced, its context
 edited. The generator knows where the block truly is afterwards (or that it is gone). A case is
