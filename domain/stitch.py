@@ -101,7 +101,7 @@ def check_max_chars(max_chars: int) -> int:
 
 def check_template(template: str) -> Template:
     if template not in TEMPLATES:
-        raise Code3Error(Code.VALIDATION, f"unknown template {template!r}", "use 'concise' or 'detailed'")
+        raise Code3Error(Code.VALIDATION, "unknown templateId", "use 'concise' or 'detailed'")
     return template  # type: ignore[return-value]
 
 
@@ -158,10 +158,15 @@ def render(a: StitchItem, template: Template) -> str:
         facts.append(f"- tags: {', '.join(a.tags)}")
     if a.sensitivity != "public":
         facts.append(f"- sensitivity: {a.sensitivity}")
-    if a.status != "exact":
-        facts.append(f"- anchor: {a.status} (re-anchored after the file changed)")
+    if a.status in _ANCHOR_NOTES:
+        facts.append(f"- anchor: {a.status} ({_ANCHOR_NOTES[a.status]})")
     return (f"## {_where(a)}\n" + "\n".join(facts) + f"\n\n### Note\n{a.comment}\n\n"
             f"### Code (lines {a.start_line}-{a.end_line})\n{_code(a, template)}\n")
+
+
+_ANCHOR_NOTES = {"moved": "the lines moved since the note was written",
+                 "fuzzy": "the code changed a little since the note was written",
+                 "orphaned": "the annotated code is no longer found"}
 
 
 def _header(template: Template) -> str:
