@@ -149,8 +149,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             local.close()
         # where the bearer token for /mcp is, never the token itself (`--print-token` prints it)
         auth = {"token_file": str(token_file)} if token_file else {"token_from": "CODE3_SERVE_TOKEN"}
-        print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "webhook": f"{url}/webhooks/github", **auth}),
-              flush=True)
+        print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "api": f"{url}/api",
+                          "webhook": f"{url}/webhooks/github", **auth}), flush=True)
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token)
     return 0
@@ -348,12 +348,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="owner/repo for create-repo, the PR URL for merge")
     p.set_defaults(func=cmd_forge)
 
-    p = common(sub.add_parser("serve", help="HTTP on loopback: MCP at /mcp, the GitHub webhook at /webhooks/github"))
+    p = common(sub.add_parser("serve", help="HTTP on loopback: MCP at /mcp, the ai-loom REST routes under /api, "
+                                             "the GitHub webhook at /webhooks/github"))
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on stdout)")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
     p.add_argument("--print-token", action="store_true",
-                   help="print the bearer token /mcp requires (creating it on first use) and exit")
+                   help="print the bearer token /mcp and /api require (creating it on first use) and exit")
     p.set_defaults(func=cmd_serve)
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))

@@ -142,7 +142,9 @@ class Serve:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line, f"code3 serve did not start: {self.proc.stderr.read() if self.proc.stderr else ''}"
-        self.url = json.loads(line)["listening"]
+        ready = json.loads(line)
+        self.url = ready["listening"]
+        assert ready["api"] == f"{self.url}/api" and ready["token_from"] == "CODE3_SERVE_TOKEN"
         self.auth = {"Authorization": f"Bearer {self.TOKEN}"}
 
     def stop(self) -> str:
