@@ -167,7 +167,9 @@ def make_case(rng: random.Random, kind: str, source: Source = GENERATED) -> Case
         at = rng.randint(1, len(block) - 1)
         block = [*block[:at], source.code_line(rng), *block[at:]]
     elif kind == "shrink_block" and len(block) >= 4:
-        at = rng.randint(1, len(block) - 2)
+        # a code line goes (a blank one next to blank lines could as well be another: same text)
+        inner = [i for i in range(1, len(block) - 1) if block[i].strip()] or [rng.randint(1, len(block) - 2)]
+        at = rng.choice(inner)
         block = block[:at] + block[at + 1 :]
     elif kind == "edit_context":
         if before:

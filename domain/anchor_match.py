@@ -422,11 +422,14 @@ class Matcher:
         if extra > (WINDOW_SLACK if self.big else MAX_TRIM):  # each try compares the whole window
             return start, end
         first, last = self.quote_norm[0], self.quote_norm[-1]
-        if extra <= 0:
-            if start > 1 and self.norm[start - 2] == first and self.norm[start - 1] != first:
-                start -= 1
-            if end < len(self.norm) and self.norm[end] == last and self.norm[end - 1] != last:
-                end += 1
+        if extra <= 0:  # reach (a line further when short) for the quote's own first and last lines
+            reach = 1 if extra == 0 else WINDOW_SLACK
+            if self.norm[start - 1] != first:
+                start = next((start - j for j in range(1, reach + 1)
+                              if start - j >= 1 and self.norm[start - 1 - j] == first), start)
+            if self.norm[end - 1] != last:
+                end = next((end + j for j in range(1, reach + 1)
+                            if end + j <= len(self.norm) and self.norm[end - 1 + j] == last), end)
             return start, end
         base = self.quote_score(start, end)
         # an end that is the quote's own first (last) line moves only to another line equal to it
