@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_tools.ai_loom import tools as loom
@@ -24,6 +25,13 @@ class ErrorBody(BaseModel):
     code: Literal["NOT_FOUND", "VALIDATION_ERROR", "INTERNAL"]
     message: str
     hint: str
+
+
+class Unauthorized(BaseModel):
+    """What `code3 serve` answers (401, `WWW-Authenticate: Bearer`) before a route runs without the token."""
+
+    error: Literal["unauthorized"]
+    message: str
 
 
 class _Body(BaseModel):
@@ -56,14 +64,19 @@ class StitchBody(_Body):
     maxChars: int | None = Field(default=None, ge=200, le=200_000)
 
 
-ERRORS: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody}, 422: {"model": ErrorBody},
+ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": Unauthorized, "description": "no serve token, or another"},
+                                           404: {"model": ErrorBody}, 422: {"model": ErrorBody},
                                            500: {"model": ErrorBody}}
+# Declares the serve token in the OpenAPI description (a bearer scheme on every route). `code3 serve`'s front
+# (mcp_tools.http_app.Front) checks it before a route runs; this dependency only reads the header, never refuses.
+BEARER = HTTPBearer(auto_error=False, scheme_name="serveToken",
+                    description="the serve token: `code3 serve --print-token`, or CODE3_SERVE_TOKEN")
 
 
 def build_rest(run: Callable[[Callable[[Any], Any]], Any]) -> FastAPI:
     """`run(fn)` runs `fn(services)` under the server's tool lock (mcp_tools.server.Runtime.run)."""
     app = FastAPI(title="Code3 ai-loom", version="1.0.0", summary="Annotations stitched into prompts",
-                  responses=ERRORS)
+                  responses=ERRORS, dependencies=[Depends(BEARER)])
 
     @app.exception_handler(LoomError)
     async def loom_error(request: Request, exc: LoomError) -> JSONResponse:

@@ -15,6 +15,7 @@ from adapters.keystore import Keystore
 from adapters.secret_box import KEY_FILE, SecretBox
 from code3.settings import VARIABLES, Settings
 from code3.wiring import build_services
+from mcp_tools.ai_loom.rest import Unauthorized
 from mcp_tools.http_app import build_app
 from mcp_tools.services import Services
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
@@ -72,6 +73,14 @@ def test_the_api_is_the_rest_twins_with_their_openapi_and_docs_under_api(
     spec = client.get("/api/openapi.json", headers=AUTH).json()
     assert set(spec["paths"]) == {"/annotations", "/annotations/{annotation_id}", "/stitch"}
     assert spec["servers"] == [{"url": "/api"}], "clients generated from it call /api/…"
+    assert spec["components"]["securitySchemes"]["serveToken"] == {
+        "type": "http", "scheme": "bearer", "description": "the serve token: `code3 serve --print-token`, or "
+                                                          "CODE3_SERVE_TOKEN"}
+    operations = [op for path in spec["paths"].values() for op in path.values()]
+    assert len(operations) == 6 and all(op["security"] == [{"serveToken": []}] and "401" in op["responses"]
+                                        for op in operations), "the token is in the description, with its 401"
+    refused = client.get("/api/annotations")
+    assert Unauthorized.model_validate(refused.json()), "the 401 the front answers is the one described"
     docs = client.get("/api/docs", headers=AUTH)
     assert docs.status_code == 200 and "/api/openapi.json" in docs.text
     made = client.post("/api/annotations", headers=AUTH, json={"filePath": "src/app.py", "startLine": 2,
