@@ -50,7 +50,8 @@ class BountyBoard:
             cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0, ?) ON CONFLICT (bounty_id) DO NOTHING",
                         (event.bounty_id, event.repo, event.issue_hash, info[0], event.amount, event.asset,
-                         Status.OPEN.name, info[1], event.sponsor, info[2]))
+                         Status.OPEN.name, info[1], event.sponsor,
+                         event.deadline if event.deadline is not None else info[2]))  # the chain's deadline first
             _bounty_ids(cur, event.originator_id, event.bounty_id)
         elif isinstance(event, Bounty.Event):
             self._bounty_event(event, cur)
@@ -128,9 +129,10 @@ def open_bounties(views: SqlDb) -> list[dict[str, Any]]:
 
 
 def expired_bounties(views: SqlDb, now: int) -> list[dict[str, Any]]:
-    """Open or started bounties past their deadline: the sponsor's refund is due."""
-    return rows(views, "WHERE state IN (?, ?) AND deadline IS NOT NULL AND deadline <= ?",
-                (Status.OPEN.name, Status.STARTED.name, now))
+    """Bounties past their deadline with nothing merged (a submitted PR included: no worker freezes escrow):
+    the sponsor's refund is due, once the forge confirms no submitted PR merged."""
+    return rows(views, "WHERE state IN (?, ?, ?) AND deadline IS NOT NULL AND deadline <= ?",
+                (Status.OPEN.name, Status.STARTED.name, Status.PR_SUBMITTED.name, now))
 
 
 def cooling_bounties(views: SqlDb) -> list[dict[str, Any]]:

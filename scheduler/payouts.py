@@ -14,8 +14,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from domain.bounty import Bounty
+from domain.contract import Status
 from domain.errors import Code, Code3Error
 from mcp_tools.lifecycle import settle
+from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.services import Services
 from projections import board
 
@@ -77,10 +79,20 @@ def expire(s: Services, services_for: Callable[[str], Services | None]) -> list[
         sponsor = services_for(row["sponsor"])
         if sponsor is None:
             continue
+        if row["state"] == Status.PR_SUBMITTED.name and _merged_on_forge(s, row["bounty_id"]):
+            log.info("bounty %s is past its deadline but a submitted PR merged on the forge: no refund; the "
+                     "merge is reported instead", row["bounty_id"])
+            continue
         settle.cancel_bounty(sponsor, row["bounty_id"])
         log.info("bounty %s expired at its deadline; refunded to its sponsor", row["bounty_id"])
         expired.append(row["bounty_id"])
     return expired
+
+
+def _merged_on_forge(s: Services, bounty_id: str) -> bool:
+    """Whether a PR submitted for the bounty merged on the forge (a sponsor never merges and takes the money back)."""
+    bounty = require_bounty(s, bounty_id)
+    return any((pr := s.forge.get_pr(sub["pr_url"])) is not None and pr.merged for sub in bounty.submissions.values())
 
 
 def schedule_all(scheduler: Any, payouts: Payouts, run: Callable[[Callable[[], Any]], Any]) -> None:
