@@ -75,7 +75,7 @@ class Worker:
             ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
             *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
             ("webhook_retries", lambda: len(retry_due(self.s))),
-            ("merges_found", lambda: len(reconcile_merges(self.s))),
+            ("merges_found", lambda: len(reconcile_merges(self._resolver_services()))),
             ("expired", lambda: len(expire(self.s, self.services_for))),
             ("payouts", self._settle_due),
             ("annotations_reanchored", self._reanchor),
@@ -87,6 +87,10 @@ class Worker:
                 log.exception("worker step %s failed; it runs again next round", name)
                 done[name] = -1
         return done
+
+    def _resolver_services(self) -> Services:
+        """Merges are reported by the contract's resolver: its key when this installation holds it."""
+        return self.services_for(self.s.chain.config().resolver) or self.s
 
     def _settle_due(self) -> int:
         due = self.payouts.due()
