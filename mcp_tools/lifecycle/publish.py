@@ -233,7 +233,11 @@ def _create_bounty(s: Services, issue: Issue, mode: str = "exclusive", hold: int
                                                   hold_seconds=hold),
                             f"sponsor {s.signer.name} ({s.signer.address})")
         bounty_id = str(receipt.events[0].data["bounty_id"])
-    else:
+    else:  # publish links a bounty only when its terms are this publish's (sponsor by the lookup, amount, asset)
+        if (state.amount, state.asset) != (int(issue.amount), issue.asset):
+            raise Code3Error(Code.IDEMPOTENT_REJECTED,
+                             f"bounty {state.bounty_id} carries this issue hash with other terms "
+                             f"({state.amount} {state.asset})", "publish under another feature id")
         bounty_id = state.bounty_id
     sync = present(bounty_change(s, bounty_id, new=state is None), f"bounty {bounty_id}'s BountyCreated event")
 
