@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import weakref
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -237,7 +238,7 @@ def _unrelate(cur: Cursor, source: int, target: int, kind: str) -> None:
 # -- following the log ------------------------------------------------------------------------------
 
 SCHEMA_VERSION = 2  # bump when the tables change meaning: an index of another version is rebuilt
-_CHECKED: set[int] = set()
+_CHECKED: weakref.WeakSet[SqlDb] = weakref.WeakSet()
 
 
 def ensure(views: SqlDb) -> CodeNexusIndex:
@@ -245,12 +246,12 @@ def ensure(views: SqlDb) -> CodeNexusIndex:
     views.ensure(TRACKING)
     views.ensure(DEAD_LETTERS)
     views.ensure(projector.schema)
-    if id(views) not in _CHECKED:
+    if views not in _CHECKED:
         found = views.query("SELECT n FROM nexus_counts WHERE key = 'schema'")
         if not found or int(found[0][0]) != SCHEMA_VERSION:
             with views.transaction() as cur:
                 _reset(cur, views.postgres)
-        _CHECKED.add(id(views))
+        _CHECKED.add(views)
     return projector
 
 
@@ -329,7 +330,7 @@ def _one_by_one(app: Application, views: SqlDb, projector: CodeNexusIndex, limit
 
 
 def rebuild(app: Application, views: SqlDb) -> int:
-    """Empty the tables and apply the whole log again (what `audit verify` and the tests compare)."""
+    """Empty the tables and apply the whole log again (the tests compare its result with the live index)."""
     ensure(views)
     with views.transaction() as cur:
         _reset(cur, views.postgres)

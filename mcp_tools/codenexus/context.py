@@ -156,6 +156,17 @@ def save(s: Services, build: Callable[[], list[Change[Any]]], attempts: int = 5)
     raise AssertionError("unreachable")
 
 
+def change_file(s: Services, path: str, mutate: Callable[[FileMeta], Any]) -> tuple[FileMeta | None, Any]:
+    """Load the file's metadata (or start it), apply `mutate`, save: the aggregate and what `mutate` returned."""
+    outcome: list[Any] = [None]
+
+    def apply(meta: FileMeta) -> None:
+        outcome[0] = mutate(meta)
+
+    meta = save(s, lambda: file_change(s, locate(s, path), apply))[0]
+    return meta, outcome[0]
+
+
 _BASELINE_KNOWN: set[Path] = set()
 
 

@@ -22,7 +22,7 @@ from domain.file_meta import (
     parse_tags,
 )
 from mcp_tools.codenexus.answers import DescribeTagAnswer, RemoveRelationshipAnswer, RemoveTagAnswer
-from mcp_tools.codenexus.context import file_change, iso_z, known_path, locate, project_id, save
+from mcp_tools.codenexus.context import change_file, file_change, iso_z, known_path, locate, project_id, save
 from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
 from mcp_tools.codenexus.tools import PROFILES, FilePathArg, _optional
 from mcp_tools.declare import tool
@@ -49,13 +49,8 @@ def remove_tag(s: Services, file_path: FilePathArg,
     """Remove one or more tags from a file (tags it does not have are ignored)"""
     unwanted = parse_tags(tags)
     path, _ = _known_file(s, file_path)
-    removed: list[str] = []
-
-    def build() -> list[Any]:
-        return file_change(s, locate(s, path),
-                           lambda meta: removed.__setitem__(slice(None), meta.remove_tags(unwanted)))
-
-    meta: FileMeta = save(s, build)[0]
+    meta, removed = change_file(s, path, lambda meta: meta.remove_tags(unwanted))
+    assert meta is not None  # _known_file found it
     return {"success": True, "message": f"Removed {len(removed)} tags from {path}", "removed_tags": removed,
             "total_tags": len(meta.tags), "updated_at": iso_z(meta.modified_on.isoformat()) or ""}
 

@@ -17,7 +17,6 @@ from domain.file_meta import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
     RELATIONSHIP_TYPES,
-    FileMeta,
     MetaRefused,
     parse_comment,
     parse_description,
@@ -31,7 +30,16 @@ from mcp_tools.codenexus.answers import (
     QueryFilesAnswer,
     QueryResult,
 )
-from mcp_tools.codenexus.context import existing_file, file_change, fresh, iso_z, known_path, locate, save
+from mcp_tools.codenexus.context import (
+    change_file,
+    existing_file,
+    file_change,
+    fresh,
+    iso_z,
+    known_path,
+    locate,
+    save,
+)
 from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
@@ -63,12 +71,8 @@ def add_tag(s: Services, file_path: FilePathArg,
     """Add one or more tags to a file"""
     wanted = parse_tags(tags)
     path = existing_file(s, file_path)
-    added: list[str] = []
-
-    def build() -> list[Any]:
-        return file_change(s, locate(s, path), lambda meta: added.__setitem__(slice(None), meta.add_tags(wanted)))
-
-    meta: FileMeta = save(s, build)[0]
+    meta, added = change_file(s, path, lambda meta: meta.add_tags(wanted))
+    assert meta is not None  # tags were given: the file has metadata now
     message = (f"Successfully added {len(added)} tags to {path}" if added
                else f"{path} already has {', '.join(wanted)}: nothing to add")
     return {"success": True, "message": message, "added_tags": added, "total_tags": len(meta.tags),
@@ -83,14 +87,9 @@ def add_comment(s: Services, file_path: FilePathArg,
     """Add or update comment for a file"""
     text = parse_comment(comment)
     path = existing_file(s, file_path)
-    changed = [False]
-
-    def build() -> list[Any]:
-        return file_change(s, locate(s, path), lambda meta: changed.__setitem__(0, meta.set_comment(text)))
-
-    meta: FileMeta | None = save(s, build)[0]
+    meta, changed = change_file(s, path, lambda meta: meta.set_comment(text))
     updated = iso_z(meta.modified_on.isoformat()) if meta is not None else None
-    message = f"Successfully updated comment for {path}" if changed[0] else f"Comment of {path} unchanged"
+    message = f"Successfully updated comment for {path}" if changed else f"Comment of {path} unchanged"
     return {"success": True, "message": message, "comment_length": len(text), "updated_at": updated or ""}
 
 

@@ -298,3 +298,20 @@ def test_a_broad_count_that_needs_row_checks_is_an_estimate_and_says_so(nexus: S
     assert [r["file_path"] for r in broad["results"]] == ["pkg/m1.py", "pkg/m3.py"], "the page itself is exact"
     last = query_files(nexus, tags=["module"], comment_contains="alpha", limit=10)
     assert last["total_count"] == 5 and "total_count_exact" not in last, "the last page knows the count"
+
+
+def test_an_index_of_another_version_is_rebuilt_from_the_log(nexus: Services, database_url: str | None) -> None:
+    from adapters.sql import open_db
+
+    seed_example(nexus)
+    query_files(nexus)
+    live = codenexus.dump(nexus.views)
+    with nexus.views.transaction() as cur:
+        cur.execute("UPDATE nexus_counts SET n = 1 WHERE key = 'schema'")
+        cur.execute("DELETE FROM nexus_file_tags")
+    later = open_db(nexus.project, database_url)  # the next process to open the index
+    try:
+        codenexus.catch_up(nexus.store, later)
+        assert codenexus.dump(later) == live
+    finally:
+        later.close()
