@@ -31,7 +31,12 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
         if pr is None or not pr.merged:
             raise Code3Error(Code.PRECONDITION, f"{pr_url} is not merged on the forge",
                              "report a merge only after the PR merged")
-        raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url), f"bounty {bounty_id}")
+        # the winner is the PR's submitter on chain (submit_pr tied the PR to its author on the forge)
+        winner = next((w for w, sub in bounty.submissions.items() if sub["pr_url"] == pr_url), "")
+        resolver = s.chain.config().resolver
+        refuse_doomed(s, bounty_id, lambda state, now: contract.mark_merged(state, s.signer.address, resolver, pr_url,
+                                                                         winner, now), f"bounty {bounty_id}")
+        raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url, winner), f"bounty {bounty_id}")
 
     def report(current: Bounty) -> bool:
         if current.has_delivery(delivery_id):
