@@ -113,3 +113,13 @@ def test_refusals_the_chain_would_make_spend_no_transaction(w: MemoryWorld) -> N
     work.submit_pr(w["bob"], bounty_id, pr.url)
     # a submitted PR: the sponsor may take the escrow back only after the deadline
     assert _refused(w, lambda: settle.cancel_bounty(w["alice"], bounty_id)) is Code.PRECONDITION
+
+
+def test_only_the_resolver_reports_a_merge_and_a_refused_report_sends_nothing(w: MemoryWorld) -> None:
+    bounty_id, task = _open_bounty(w)
+    work.accept_task(w["bob"], task)
+    pr = w["bob"].forge.open_pr(REPO, "bob:feat/x", "main", "feat: x", "body")
+    work.submit_pr(w["bob"], bounty_id, pr.url)
+    w["bob"].forge.merge_pr(pr.url)
+    assert _refused(w, lambda: settle.mark_merged(w["carol"], pr.url, delivery_id="d-1")) is Code.UNAUTHORIZED
+    assert settle.mark_merged(w["alice"], pr.url, delivery_id="d-2")["winner"] == w["bob"].signer.address
