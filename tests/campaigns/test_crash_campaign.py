@@ -161,3 +161,41 @@ def test_the_fuse_counts_port_calls_and_blows_once(at: int) -> None:
         fuse.tick()
     fuse.tick()
     assert fuse.count == 2
+
+
+def test_ai_loom_writes_killed_after_their_save_and_retried_end_as_one_uninterrupted_call(tmp_path: Path) -> None:
+    """The ai-loom tools' only effect is the save of the annotation's events: killed right after it and
+    retried (a create with its client key), the store ends as after one call."""
+    from mcp_tools.ai_loom import tools as loom
+    from projections import annotations as rows
+
+    w = MemoryWorld(tmp_path)
+    try:
+        (w.project / "src").mkdir()
+        (w.project / "src" / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 30)))
+        s = w["alice"]
+        real_save = w.store.save
+        fuse = Fuse(1)
+
+        def saving_then_dying(*aggregates: Any, **kwargs: Any) -> Any:
+            result = real_save(*aggregates, **kwargs)
+            fuse.tick()
+            return result
+
+        w.store.save = saving_then_dying  # type: ignore[method-assign]
+        args = {"filePath": "src/a.py", "startLine": 3, "endLine": 4, "comment": "c", "clientKey": "k-crash"}
+        with pytest.raises(Crash):
+            loom.annotate(s, **args)
+        made = loom.annotate(s, **args)  # the restarted process retries the same call
+        fuse.at = fuse.count + 1
+        with pytest.raises(Crash):
+            loom.edit(s, id=made["id"], comment="d")
+        assert loom.edit(s, id=made["id"], comment="d")["comment"] == "d"
+        fuse.at = fuse.count + 1
+        with pytest.raises(Crash):
+            loom.delete(s, id=made["id"])
+        assert loom.delete(s, id=made["id"])["deleted"] is False
+        loom.list_contexts(s)
+        assert [r[0] for r in rows.dump(s.views)] == [made["id"]], "one annotation, however many retries"
+    finally:
+        w.close()
