@@ -10,7 +10,7 @@ from domain.contract import Status
 from domain.errors import Code, Code3Error, present
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import ClaimAnswer
-from mcp_tools.lifecycle.chain_record import lookup, raise_for, record, refuse_doomed, require_bounty
+from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.services import Services
 
 
@@ -60,19 +60,24 @@ def _answer(bounty: Bounty, duplicate: bool, pr_url: str | None = None) -> dict[
 
 
 def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
-    """The sponsor takes back an unmerged bounty (or disputes one that is cooling): the escrow is refunded."""
+    """The sponsor takes back an unmerged bounty (or disputes one that is cooling): the escrow is refunded.
+    Every caller, a repeat or a racing one included, answers the transaction that cancelled it."""
     bounty = require_bounty(s, bounty_id)
-    if bounty.status is Status.CANCELLED:
-        record(s, bounty_id, bounty)  # the label catches up after a crash
-        return {"success": True, "bounty_id": bounty_id, "state": Status.CANCELLED.name}
     if bounty.sponsor != s.signer.address:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
                          "cancel with the sponsor's identity (CODE3_IDENTITY)")
-    refuse_doomed(s, bounty_id, lambda state, now: contract.cancel(state, s.signer.address, now),
-                  f"bounty {bounty_id}")
-    receipt = raise_for(s.chain.cancel_bounty(s.signer, bounty_id), f"bounty {bounty_id}")
-    bounty, _ = record(s, bounty_id, bounty)
-    return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name, "tx_hash": receipt.tx_hash,
+    receipt = None
+    if bounty.status is not Status.CANCELLED:
+        refuse_doomed(s, bounty_id, lambda state, now: contract.cancel(state, s.signer.address, now),
+                      f"bounty {bounty_id}")
+        receipt = s.chain.cancel_bounty(s.signer, bounty_id)
+    bounty, _ = record(s, bounty_id, bounty)  # also after a crash: the events and the label catch up
+    if receipt is not None and not receipt.success and bounty.status is not Status.CANCELLED:
+        raise_for(receipt, f"bounty {bounty_id}")  # a racing cancel that lost is answered below, with the winner's tx
+    with chain_read():
+        cancelled = [ev for ev in s.chain.bounty_events(bounty_id) if ev.type == "BountyCancelled"]
+    return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name,
+            "tx_hash": present(cancelled[0] if cancelled else None, "the cancelling transaction").tx_hash,
             "refunded": str(bounty.amount), "asset": bounty.asset}
 
 
