@@ -87,8 +87,8 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
         assert paid["tx_hash"]
 
         open_id = next(b.bounty_id for b in chain.list_bounties() if b.bounty_id != bounty_id)
-        cancelled = race(tmp_path, "alice", "cancel", {"bounty_id": open_id})
-        assert all(a.get("ok", {}).get("state") == Status.CANCELLED.name for a in cancelled), cancelled
+        cancelled = _same(race(tmp_path, "alice", "cancel", {"bounty_id": open_id}), "cancel")
+        assert cancelled["state"] == Status.CANCELLED.name and cancelled["tx_hash"]
 
         check = build_services(Settings(project=tmp_path, identity="alice"))
         try:
