@@ -67,13 +67,21 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} belongs to another sponsor",
                          "cancel with the sponsor's identity (CODE3_IDENTITY)")
     receipt = None
+    refused: Code3Error | None = None
     if bounty.status is not Status.CANCELLED:
-        refuse_doomed(s, bounty_id, lambda state, now: contract.cancel(state, s.signer.address, now),
-                      f"bounty {bounty_id}")
-        receipt = s.chain.cancel_bounty(s.signer, bounty_id)
+        try:
+            refuse_doomed(s, bounty_id, lambda state, now: contract.cancel(state, s.signer.address, now),
+                          f"bounty {bounty_id}")
+            receipt = s.chain.cancel_bounty(s.signer, bounty_id)
+        except Code3Error as exc:  # a racing cancel may have won since the read above: the record below tells
+            refused = exc
     bounty, _ = record(s, bounty_id, bounty)  # also after a crash: the events and the label catch up
-    if receipt is not None and not receipt.success and bounty.status is not Status.CANCELLED:
-        raise_for(receipt, f"bounty {bounty_id}")  # a racing cancel that lost is answered below, with the winner's tx
+    if bounty.status is not Status.CANCELLED:
+        if refused is not None:
+            raise refused
+        if receipt is not None:
+            raise_for(receipt, f"bounty {bounty_id}")
+    # a racing cancel that lost is answered below, with the winner's transaction
     with chain_read():
         cancelled = [ev for ev in s.chain.bounty_events(bounty_id) if ev.type == "BountyCancelled"]
     return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name,
