@@ -9,7 +9,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'hypothesis-jsonschema>=0.23' 'schemathesis>=4.0,<5'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench clean wheel-check test-tools fuzz race
+.PHONY: install demo test lint bench clean wheel-check test-tools fuzz race conformance
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -47,6 +47,11 @@ fuzz: $(VENV)/.installed
 
 race: $(VENV)/.installed
 	CODE3_RACE_ROUNDS=20 CODE3_RACERS=4 $(PY) -m pytest -q tests/campaigns/test_race_campaign.py
+
+# The MCP conformance suite's server scenarios that need no fixtures of the suite's own, against code3 serve
+# (Node 22 and the suite land in .cache/node; a loopback proxy adds the serve token the suite cannot send).
+conformance: $(VENV)/.installed
+	PY=$(abspath $(PY)) scripts/conformance.sh
 
 # Every measurement, each printing ratios against a baseline measured in the same run.
 bench: $(VENV)/.installed test-tools
