@@ -2,7 +2,8 @@
 (on the embedded default: one SQLite store, ledger and forge shared by the processes, as on one machine).
 
 One effect, and the same answer for every caller: one issue and one bounty per publish, one acceptance,
-one submission, one payout and one refund, every racer answering the same issue, bounty and tx_hash.
+one submission, one payout and one refund, every racer answering the same issue, bounty and tx_hash; two
+workers racing for an exclusive task: one holder, the other told to choose another.
 `CODE3_RACE_ROUNDS` sets the rounds (`make test`: 2; `make race`: 20); `CODE3_RACERS` the processes (3).
 """
 
@@ -29,12 +30,14 @@ RACERS = int(os.environ.get("CODE3_RACERS", "3"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def race(project: Path, identity: str, command: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+def race(project: Path, identity: str | list[str], command: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """RACERS processes at once (one identity, or the given identities in turn); their answers in order."""
     go = project / f".go-{command}"
     go.unlink(missing_ok=True)
-    racers = [subprocess.Popen([sys.executable, "-m", "tests.campaigns.racer", str(project), identity, command,
+    who = [identity] * RACERS if isinstance(identity, str) else identity
+    racers = [subprocess.Popen([sys.executable, "-m", "tests.campaigns.racer", str(project), name, command,
                                 json.dumps(arguments), str(go)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True) for _ in range(RACERS)]
+                               stderr=subprocess.PIPE, text=True) for name in who]
     go.write_text("go")
     answers = []
     for racer in racers:
@@ -87,6 +90,14 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
         assert paid["tx_hash"]
 
         open_id = next(b.bounty_id for b in chain.list_bounties() if b.bounty_id != bounty_id)
+        # two workers race for the first, exclusive, task: one holds it, the other is told to choose another
+        first = next(i.number for i in local_forge(Settings(project=tmp_path), "alice").list_issues(REPO)
+                     if i.number != published["issue"]["number"])
+        task = f"{REPO}#{first}"
+        accepts = race(tmp_path, ["bob", "carol", "bob", "carol"], "accept", {"task_id": task})
+        holders = {who for who, a in zip(["bob", "carol", "bob", "carol"], accepts, strict=True) if "ok" in a}
+        assert len(holders) == 1, accepts
+        assert all(a.get("error") == "E_INVALID_STATE" for a in accepts if "ok" not in a), accepts
         cancelled = _same(race(tmp_path, "alice", "cancel", {"bounty_id": open_id}), "cancel")
         assert cancelled["state"] == Status.CANCELLED.name and cancelled["tx_hash"]
 
