@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,7 +114,21 @@ def _persistence_env(project: Path, database_url: str | None) -> dict[str, str]:
 
 
 def open_store(project: Path, database_url: str | None = None) -> EventStore:
-    return EventStore(env=store_env(project, database_url))
+    return _created(lambda: EventStore(env=store_env(project, database_url)))
+
+
+def _created(build: Callable[[], EventStore], attempts: int = 5) -> EventStore:
+    """The store, its tables created if need be. Processes starting at once on a fresh PostgreSQL schema race
+    the library's CREATE TABLE IF NOT EXISTS ("tuple concurrently updated", a duplicate type): the losers
+    try again a moment later, when the winner's tables exist."""
+    for attempt in range(attempts):
+        try:
+            return build()
+        except Exception as exc:  # psycopg's InternalError / UniqueViolation, wrapped by the library
+            if attempt == attempts - 1 or not any(k in str(exc) for k in ("concurrently", "already exists")):
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def read_log(app: Application, start: int = 1, limit: int = 1000) -> list[tuple[int, Any]]:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlparse
 
+DDL_LOCK = 0x0C0DE3  # the advisory lock key under which every process creates the tables beside the events
+
 
 class Cursor(Protocol):
     """What a transaction yields: `execute` returns the cursor, so `cur.execute(...).fetchone()` works."""
@@ -95,6 +97,9 @@ class SqlDb:
         with self._lock:
             if self.postgres:
                 with self.transaction() as cur:
+                    # processes starting at once would race their CREATE ... IF NOT EXISTS ("tuple concurrently
+                    # updated"): one at a time, by a transaction-scoped advisory lock
+                    cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
                     for statement in filter(str.strip, ddl.split(";")):
                         cur.execute(statement)
             else:
