@@ -4,6 +4,7 @@ start signal (a file appearing), run one handler, print the answer (or the error
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ def main() -> int:
 
     handlers = {"publish": publish.publish_issue_with_metadata, "accept": work.accept_task,
                 "submit": work.submit_pr, "claim": settle.claim_payout, "cancel": settle.cancel_bounty}
-    services = build_services(Settings(project=Path(project), identity=identity))
+    services = build_services(Settings(project=Path(project), identity=identity,
+                                       database_url=os.environ.get("CODE3_RACE_DATABASE_URL") or None))
     deadline = time.monotonic() + 60
     while not Path(go).exists() and time.monotonic() < deadline:
         time.sleep(0.002)

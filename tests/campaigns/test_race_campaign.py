@@ -1,5 +1,6 @@
 """Race campaign: publish, accept, submit, claim and cancel each fired from several processes at once
-(on the embedded default: one SQLite store, ledger and forge shared by the processes, as on one machine).
+(on the embedded default: one ledger and forge shared by the processes, as on one machine; the event store
+on SQLite and on PostgreSQL, as a team's processes share it).
 
 One effect, and the same answer for every caller: one issue and one bounty per publish, one acceptance,
 one submission, one payout and one refund, every racer answering the same issue, bounty and tx_hash; two
@@ -30,14 +31,16 @@ RACERS = int(os.environ.get("CODE3_RACERS", "3"))
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def race(project: Path, identity: str | list[str], command: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+def race(project: Path, database_url: str | None, identity: str | list[str], command: str,
+         arguments: dict[str, Any]) -> list[dict[str, Any]]:
     """RACERS processes at once (one identity, or the given identities in turn); their answers in order."""
     go = project / f".go-{command}"
     go.unlink(missing_ok=True)
     who = [identity] * RACERS if isinstance(identity, str) else identity
     racers = [subprocess.Popen([sys.executable, "-m", "tests.campaigns.racer", str(project), name, command,
                                 json.dumps(arguments), str(go)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True) for name in who]
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "CODE3_RACE_DATABASE_URL": database_url or ""}) for name in who]
     go.write_text("go")
     answers = []
     for racer in racers:
@@ -54,12 +57,14 @@ def _same(answers: list[dict[str, Any]], what: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_path: Path) -> None:
-    world = CampaignWorld.create(tmp_path)
+def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_path: Path,
+                                                             database_url: str | None) -> None:
+    db = database_url
+    world = CampaignWorld.create(tmp_path, db)
     try:
         alice = world.people["alice"]
         spec = specs.specify(alice, "Users can import a to-do list from CSV")
-        published = _same(race(tmp_path, "alice", "publish", {
+        published = _same(race(tmp_path, db, "alice", "publish", {
             "repo": REPO, "feature_id": spec["feature_id"], "spec_path": spec["paths"]["spec"],
             "amount": str(AMOUNT), "asset": "USDT", "network": alice.chain.network}), "publish")
         forge = local_forge(Settings(project=tmp_path), "alice")
@@ -69,24 +74,24 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
         assert len(chain.list_bounties()) == 2
         bounty_id = published["bounty"]["bounty_id"]
 
-        _same(race(tmp_path, "bob", "accept", {"task_id": f"{REPO}#{published['issue']['number']}"}), "accept")
+        _same(race(tmp_path, db, "bob", "accept", {"task_id": f"{REPO}#{published['issue']['number']}"}), "accept")
         bob = world.people["bob"]
         prepared = work.fork_and_prepare(bob, REPO, {"schema": "code3/v1", "feature_id": spec["feature_id"],
                                                      "issue_number": published["issue"]["number"]})
         (Path(prepared["workdir"]) / "import.py").write_text("print('import')\n")
         pr = work.open_pr(bob, REPO, prepared["branch"], "feat: import", "work")
-        submitted = _same(race(tmp_path, "bob", "submit", {"bounty_id": bounty_id, "pr_url": pr["pr_url"]}),
+        submitted = _same(race(tmp_path, db, "bob", "submit", {"bounty_id": bounty_id, "pr_url": pr["pr_url"]}),
                           "submit")
         assert submitted["tx_hash"]
 
         local_forge(Settings(project=tmp_path), "alice").merge_pr(pr["pr_url"])
-        resolver = build_services(Settings(project=tmp_path, identity="default"))  # CODE3_RESOLVER's key
+        resolver = build_services(Settings(project=tmp_path, identity="default", database_url=db))  # the resolver
         try:
             settle.mark_merged(resolver, pr["pr_url"], delivery_id=f"round-{round_}")
         finally:
             resolver.close()
         chain.advance(chain.cooling_period + 1)
-        paid = _same(race(tmp_path, "bob", "claim", {"bounty_id": bounty_id}), "claim")
+        paid = _same(race(tmp_path, db, "bob", "claim", {"bounty_id": bounty_id}), "claim")
         assert paid["tx_hash"]
 
         open_id = next(b.bounty_id for b in chain.list_bounties() if b.bounty_id != bounty_id)
@@ -94,14 +99,14 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
         first = next(i.number for i in local_forge(Settings(project=tmp_path), "alice").list_issues(REPO)
                      if i.number != published["issue"]["number"])
         task = f"{REPO}#{first}"
-        accepts = race(tmp_path, ["bob", "carol", "bob", "carol"], "accept", {"task_id": task})
+        accepts = race(tmp_path, db, ["bob", "carol", "bob", "carol"], "accept", {"task_id": task})
         holders = {who for who, a in zip(["bob", "carol", "bob", "carol"], accepts, strict=True) if "ok" in a}
         assert len(holders) == 1, accepts
         assert all(a.get("error") == "E_INVALID_STATE" for a in accepts if "ok" not in a), accepts
-        cancelled = _same(race(tmp_path, "alice", "cancel", {"bounty_id": open_id}), "cancel")
+        cancelled = _same(race(tmp_path, db, "alice", "cancel", {"bounty_id": open_id}), "cancel")
         assert cancelled["state"] == Status.CANCELLED.name and cancelled["tx_hash"]
 
-        check = build_services(Settings(project=tmp_path, identity="alice"))
+        check = build_services(Settings(project=tmp_path, identity="alice", database_url=db))
         try:
             for bid, status in ((bounty_id, Status.PAID), (open_id, Status.CANCELLED)):
                 bounty = check.store.get(Bounty, Bounty.create_id(bid))

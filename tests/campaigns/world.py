@@ -25,7 +25,7 @@ class CampaignWorld:
     people: dict[str, Services]
 
     @classmethod
-    def create(cls, project: Path) -> CampaignWorld:
+    def create(cls, project: Path, database_url: str | None = None) -> CampaignWorld:
         keys = Keystore(Settings(project=project).keystore_dir)
         for name in ("alice", "bob", "carol", "default"):
             keys.new(name)
@@ -36,7 +36,8 @@ class CampaignWorld:
         forge = local_forge(settings, "alice")
         forge.create_repo(REPO)
         forge.close()
-        world = cls(project, {n: build_services(Settings(project=project, identity=n)) for n in ("alice", "bob")})
+        world = cls(project, {n: build_services(Settings(project=project, identity=n, database_url=database_url))
+                              for n in ("alice", "bob")})
         alice = world.people["alice"]
         spec = specs.specify(alice, "Users can export their to-do list as CSV")
         specs.plan(alice, spec["feature_id"])
