@@ -67,7 +67,8 @@ class SqlDb:
     def sqlite(cls, path: Path, schema: str = "") -> SqlDb:
         from adapters.private_files import private_file
 
-        private_file(path)  # 0600 in a 0700 directory; SQLite gives its -wal and -shm files the same mode
+        if str(path) != ":memory:":  # an in-memory database (the unit suite's) is no file to create
+            private_file(path)  # 0600 in a 0700 directory; SQLite gives its -wal and -shm files the same mode
         conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
