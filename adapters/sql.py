@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ class SqlDb:
         if str(path) != ":memory:":  # an in-memory database (the unit suite's) is no file to create
             private_file(path)  # 0600 in a 0700 directory; SQLite gives its -wal and -shm files the same mode
         conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        _wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
         db = cls(conn, postgres=False)
@@ -141,6 +142,21 @@ class SqlDb:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
+    """WAL mode, which the file keeps once set. Switching takes an exclusive lock for which SQLite may answer
+    "database is locked" at once, without waiting its busy timeout, when processes open a new file together:
+    those try again a moment later (by then another has usually switched it)."""
+    for attempt in range(attempts):
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (1 + attempt % 10))
 
 
 class _PgCursor:
