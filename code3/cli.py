@@ -18,6 +18,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from code3 import __version__
+    from mcp_tools import manifest
     from mcp_tools.server import build_server, run_stdio
 
     settings = _settings(args)
@@ -27,7 +28,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         return build_services(settings)
 
-    run_stdio(build_server(factory, profile=args.profile, version=__version__))
+    tools = manifest.cached(settings.cache_dir)
+    run_stdio(build_server(factory, profile=args.profile, version=__version__, tools=tools))
     return 0
 
 
@@ -116,6 +118,7 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from code3.wiring import build_services, ensure_identity, local_forge, webhook_secret
+    from mcp_tools import manifest
     from mcp_tools.http_app import serve, serve_token
 
     if args.print_token:  # the one place the token is printed: the user asked for it
@@ -152,7 +155,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "api": f"{url}/api",
                           "webhook": f"{url}/webhooks/github", **auth}), flush=True)
 
-    serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token)
+    serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
+          tools=manifest.cached(settings.cache_dir))
     return 0
 
 

@@ -45,6 +45,9 @@ VARIABLES = {
     "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
     "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
+    "CODE3_CACHE_DIR": "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever Code3's "
+                       "sources or the SDK change, so a start-up need not import every tool family "
+                       "(default: $XDG_CACHE_HOME/code3, else ~/.cache/code3; off: build it at every start)",
     "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
                          "16 characters (default: generated once into <project>/.code3/serve_token; never logged)",
     "CODE3_LOOM_SHARE_INTERNAL": "ai-loom: 1/true/yes/on to answer `internal` annotations' comments over MCP and "
@@ -84,6 +87,7 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     loom_share_internal: bool = False
+    cache_dir: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -132,9 +136,23 @@ class Settings:
             "anthropic_api_key": e.get("ANTHROPIC_API_KEY") or None,
             "anthropic_base_url": e.get("ANTHROPIC_BASE_URL") or None,
             "loom_share_internal": _flag(e.get("CODE3_LOOM_SHARE_INTERNAL")),
+            "cache_dir": _cache_dir(e),
         })
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _cache_dir(e: dict[str, str]) -> Path | None:
+    """CODE3_CACHE_DIR, or the user's cache directory by the XDG convention; None for `off` or no home."""
+    chosen = (e.get("CODE3_CACHE_DIR") or "").strip()
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    if e.get("XDG_CACHE_HOME"):
+        return Path(e["XDG_CACHE_HOME"]) / "code3"
+    home = e.get("HOME")
+    return Path(home) / ".cache" / "code3" if home else None
 
 
 def _flag(value: str | None) -> bool:

@@ -1,12 +1,14 @@
-"""The tool families and the profiles that expose them.
+"""The tool families, the modules that declare them, and the profiles that expose them.
 
-`declared()` imports every family's handler modules, whose `@tool` declarations fill the registry;
-a profile is a slice of it, named for the seed server it stands in for.
+A family's `@tool` declarations fill the registry when its modules are imported: `declared()` imports them
+all (what the tools/list manifest is derived from), `declaration()` only the one a tool's first call needs.
+A profile is a slice of the registry, named for the seed server it stands in for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from mcp_tools.declare import EXTENSIONS, REGISTRY, ToolDecl
@@ -22,23 +24,40 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "all": ("code3", None),
 }
 
+# Every module that declares tools. A manifest entry's module must be one of these before it is imported.
+HANDLER_MODULES: tuple[str, ...] = (
+    "mcp_tools.add_demo",  # seed 003
+    "mcp_tools.ai_loom.tools",  # seed 004
+    "mcp_tools.codenexus.tools", "mcp_tools.codenexus.extras", "mcp_tools.codenexus.derive",  # seed 002
+    "mcp_tools.codenexus.renames",
+    "mcp_tools.lifecycle.specs", "mcp_tools.lifecycle.publish", "mcp_tools.lifecycle.remote_artifacts",  # seed 001
+    "mcp_tools.lifecycle.work", "mcp_tools.lifecycle.settle",
+    "mcp_tools.reverse_spec.prepare", "mcp_tools.reverse_spec.generate", "mcp_tools.reverse_spec.batch",  # seed 000
+    "mcp_tools.reverse_spec.diff",
+)
+# The modules that add resources and prompts to a profile (`@extension`): imported whenever a server is built,
+# so they import their families' handlers only when a resource or prompt is asked for.
+FRONT_MODULES: tuple[str, ...] = ("mcp_tools.codenexus.front",)
+
 
 def declared() -> dict[str, ToolDecl]:
-    from mcp_tools import add_demo  # noqa: F401  (seed 003)
-    from mcp_tools.ai_loom import tools as loom  # noqa: F401  (seed 004)
-    from mcp_tools.codenexus import derive, extras, front, renames, tools  # noqa: F401  (seed 002)
-    from mcp_tools.lifecycle import publish, remote_artifacts, settle, specs, work  # noqa: F401  (seed 001)
-    from mcp_tools.reverse_spec import batch, diff, generate, prepare  # noqa: F401  (seed 000)
-
+    """Every declared tool (imports every family)."""
+    for module in HANDLER_MODULES:
+        import_module(module)
     return REGISTRY
 
 
-def tools_for(profile: str) -> list[ToolDecl]:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    return [t for t in declared().values() if profile in t.profiles]
+def declaration(name: str, module: str) -> ToolDecl:
+    """The tool `name`, declared in `module` (one of HANDLER_MODULES): imports that module only."""
+    if module not in HANDLER_MODULES:
+        raise LookupError(f"{module} is not a module of mcp_tools.catalog.HANDLER_MODULES")
+    import_module(module)
+    if name not in REGISTRY:
+        raise LookupError(f"{module} declares no tool {name}")
+    return REGISTRY[name]
 
 
 def extensions_for(profile: str) -> list[Callable[[Any, Any], None]]:
-    declared()
+    for module in FRONT_MODULES:
+        import_module(module)
     return [register for profiles, register in EXTENSIONS if profile in profiles]

@@ -19,7 +19,7 @@ import json
 import logging
 import secrets
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mcp_tools.ai_loom.rest import build_rest
-from mcp_tools.server import INVALID_REQUEST, PARSE_ERROR, Runtime, build_server
+from mcp_tools.binding import Runtime
+from mcp_tools.manifest import Entry
+from mcp_tools.server import INVALID_REQUEST, PARSE_ERROR, build_server
 
 log = logging.getLogger("code3.serve")
 
@@ -204,11 +206,11 @@ async def _unauthorized(send: Any, presented: bool) -> None:
 # --- the app ----------------------------------------------------------------------------------------------------------
 
 def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all",
-              token: bytes | None = None) -> Any:
+              token: bytes | None = None, tools: Iterable[Entry] | None = None) -> Any:
     if token is None or len(token) < MIN_TOKEN_LENGTH:
         raise ValueError("code3 serve needs a serve token (see mcp_tools.http_app.serve_token)")
     runtime = Runtime(factory)
-    server = build_server(factory, profile=profile, runtime=runtime)
+    server = build_server(factory, profile=profile, runtime=runtime, tools=tools)
 
     @server.custom_route("/webhooks/github", methods=["POST"])
     async def github_webhook(request: Request) -> JSONResponse:
@@ -239,13 +241,13 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
-          token: bytes | None = None) -> None:
+          token: bytes | None = None, tools: Iterable[Entry] | None = None) -> None:
     """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both)."""
     import uvicorn
 
     # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
-    config = uvicorn.Config(build_app(factory, secret, host, token=token), host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=5)
+    app = build_app(factory, secret, host, token=token, tools=tools)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
 
     original = server.startup

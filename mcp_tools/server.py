@@ -1,43 +1,42 @@
-"""The MCP front: registers the declared tools of a profile over their handlers.
+"""The MCP front: a profile's declared tools, resources, prompts and completions on the SDK's MCPServer.
 
-Each tool function the SDK sees is derived from its declaration (`mcp_tools.declare`): the handler's
-signature without the services parameter, its output TypedDict as the output schema. Services
-(store, forge, chain, key) are built on the first call, so a misconfigured identity is a tool error
-the client can read, not a crash at start-up.
+Tools are listed from the manifest (`mcp_tools.manifest`), derived from their declarations, and each is built
+(`mcp_tools.binding`) and its family imported on its first call: a start-up imports no family. Services (store,
+forge, chain, key) are built on the first call too, so a misconfigured identity is a tool error the client can
+read, not a crash at start-up.
 
 What the SDK leaves to the server, done here once for every tool, prompt and transport:
-- arguments are strict: validated as the JSON the client sent (no "100" for 100, no "yes" for true)
-  and undeclared names refused, with the contract's `{code: E_VALIDATION, message, hint}` answer;
+- arguments are strict (`mcp_tools.binding.StrictArguments`), and refused ones answer the contract's
+  `{code: E_VALIDATION, message, hint}`;
 - protocol errors as JSON-RPC says: an unknown tool or prompt is -32602 (not a tool result, not code 0),
   and on stdio a line that is not JSON answers -32700 and one that is not a JSON-RPC message -32600
   (`run_stdio`; the HTTP front does the same in `mcp_tools.http_app`);
-- `logging` (`logging/setLevel`, handshake era only, where the SDK has not deprecated it) and the
-  2026-07-28 per-request log-level opt-in: the server's own log records during a tool call go to the
-  client as `notifications/message`;
+- `logging` to the client (`mcp_tools.client_logging`);
 - `completions` from the registry in `mcp_tools.declare` (`@completer`); a reference the server does
   not know answers an empty list.
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, ValidationError
+from mcp.types import CallToolResult
+from mcp.types import Tool as ListedTool
+from pydantic import BaseModel, ValidationError
 
-from mcp_tools.catalog import PROFILES, extensions_for, tools_for
-from mcp_tools.declare import COMPLETERS, Completer, ToolDecl
+from mcp_tools import client_logging
+from mcp_tools.binding import INTERNAL, Runtime, sdk_tool
+from mcp_tools.catalog import PROFILES, declaration, extensions_for
+from mcp_tools.declare import COMPLETERS, Completer
+from mcp_tools.manifest import Entry, build
 
 log = logging.getLogger("code3.mcp")
 
@@ -47,90 +46,52 @@ INSTRUCTIONS = (
     "the payout after the merge's cooling period. Failures carry {code, message, hint}: follow the hint."
 )
 VALIDATION_HINT = "fix the arguments as the message says; tools/list gives each tool's input schema"
-INTERNAL = {"code": "E_INTERNAL", "message": "internal error; the server log (stderr) has details",
-            "hint": "retry; if it persists, report it with the server log"}
 
 # JSON-RPC 2.0 error codes
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 MAX_COMPLETIONS = 100  # the specification's cap on `completion.values`
 
 
-class Runtime:
-    """Builds the services once, on first use, and runs handlers one at a time off the event loop."""
+class Code3Server(MCPServer):
+    """An MCPServer whose tools are listed from manifest entries and built, their family imported, on their
+    first call (`built`). What is listed and what runs come from the same declaration through
+    `mcp_tools.binding.sdk_tool`."""
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
-        self._services: Any = None
-        self._lock = threading.Lock()
+    def __init__(self, entries: Iterable[Entry], runtime: Runtime, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._entries = {entry.name: entry for entry in entries}
+        self._runtime = runtime
+        self._built: dict[str, Tool] = {}
 
-    def run(self, fn: Callable[[Any], Any]) -> Any:
-        """Run `fn(services)` under the same lock as the tools (the HTTP fronts use it)."""
-        with self._lock:
-            if self._services is None:
-                self._services = self._factory()
-            return fn(self._services)
+    async def list_tools(self) -> list[ListedTool]:
+        return [entry.listed for entry in self._entries.values()]
 
-    def call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
-        from domain.errors import Code3Error
+    def tool_names(self, package: str = "") -> set[str]:
+        """This server's tools, or those declared in `package` (a module prefix such as "mcp_tools.codenexus")."""
+        return {name for name, entry in self._entries.items() if entry.module.startswith(package)}
 
-        try:
-            if decl.needs_services:
-                result = self.run(lambda services: decl.handler(services, **kwargs))
-            else:
-                result = decl.handler(**kwargs)
-        except Code3Error as exc:
-            log.info("tool %s failed: %s", decl.name, exc.code.value)
-            return _result(exc.as_dict(), is_error=True, text=decl.error_text(exc) if decl.error_text else None)
-        except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
-            raise
-        except Exception:
-            log.exception("tool %s raised an unexpected exception", decl.name)
-            return _result(INTERNAL, is_error=True)
-        return _result(result, text=decl.render(result) if decl.render else None)
+    def built(self, name: str) -> Tool | None:
+        """The SDK tool `name`, built on first use; None when this server has no such tool."""
+        tool = self._built.get(name)
+        if tool is None and name in self._entries:
+            tool = self._built[name] = sdk_tool(self._runtime, declaration(name, self._entries[name].module))
+        return tool
 
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """Asked by the 2026-07-28 HTTP transport before a call (Mcp-Param headers): from the listing."""
+        entry = self._entries.get(name)
+        return None if entry is None else entry.listed.input_schema
 
-def _result(data: dict[str, Any], is_error: bool = False, text: str | None = None) -> CallToolResult:
-    text = json.dumps(data, ensure_ascii=False) if text is None else text
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
-
-
-# --- strict arguments -------------------------------------------------------------------------------------------------
-
-# Whether the published input schemas say `additionalProperties: false`. Undeclared arguments are refused
-# either way; the schemas stay as declared because seed 003's `add` schema is compared verbatim.
-PUBLISH_CLOSED_SCHEMAS = False
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self.built(name)
+        if tool is None:
+            raise ToolError(f"Unknown tool: {name}")
+        if context is None:
+            context = Context(mcp_server=self, subscriptions=self._subscriptions)
+        return await tool.run(arguments, context, convert_result=True)
 
 
-class StrictArguments(FuncMetadata):
-    """The SDK's argument metadata with JSON's types and no coercion.
-
-    The arguments are validated as the JSON the client sent, in pydantic's strict mode: a string is
-    never taken for a number or a boolean, an integer field refuses 1.5, and JSON strings are not
-    pre-parsed into lists or objects (the SDK's lenient `pre_parse_json`). The argument model forbids
-    undeclared names (see PUBLISH_CLOSED_SCHEMAS for what the published schema says about them).
-    """
-
-    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
-        return data
-
-    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
-        raw = json.dumps(arguments_to_validate)
-        return self.arg_model.model_validate_json(raw, strict=True).model_dump_one_level()
-
-
-def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
-    """`Tool.from_function` with strict arguments (see `StrictArguments`)."""
-    tool = Tool.from_function(fn, **kwargs)
-    lenient = tool.fn_metadata
-    model = lenient.arg_model
-    closed = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid"),
-                                             "__module__": model.__module__})
-    tool.fn_metadata = StrictArguments(arg_model=closed, output_schema=lenient.output_schema,
-                                       output_model=lenient.output_model, wrap_output=lenient.wrap_output)
-    if PUBLISH_CLOSED_SCHEMAS:
-        tool.parameters = closed.model_json_schema(by_alias=True)
-    return tool
-
+# --- refused arguments ------------------------------------------------------------------------------------------------
 
 def describe_argument_errors(tool: str, model: type[BaseModel], arguments: Any) -> dict[str, str]:
     """The contract's E_VALIDATION answer for arguments `model` refuses: the unknown names, then each problem."""
@@ -201,7 +162,7 @@ def protocol_errors(server: MCPServer) -> Callable[..., Any]:
     return middleware
 
 
-def structured_argument_errors(models: dict[str, type[BaseModel]]) -> Callable[..., Any]:
+def structured_argument_errors(server: Code3Server) -> Callable[..., Any]:
     """The SDK reports bad arguments as plain text; give them the contract's {code, message, hint} shape.
 
     The answer keeps the response envelope the SDK built (`resultType` and the serverInfo stamp of the
@@ -220,8 +181,9 @@ def structured_argument_errors(models: dict[str, type[BaseModel]]) -> Callable[.
         text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
         name = str(params.get("name", ""))
-        if "validation error" in text and name in models:
-            data = describe_argument_errors(name, models[name], params.get("arguments") or {})
+        tool = server.built(name) if "validation error" in text else None
+        if tool is not None:
+            data = describe_argument_errors(name, tool.fn_metadata.arg_model, params.get("arguments") or {})
         else:
             data = INTERNAL
         return {**result, "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}],
@@ -230,126 +192,12 @@ def structured_argument_errors(models: dict[str, type[BaseModel]]) -> Callable[.
     return middleware
 
 
-# --- logging to the client --------------------------------------------------------------------------------------------
-
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_PYTHON_LEVEL = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO + 5, "warning": logging.WARNING,
-                 "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL + 5,
-                 "emergency": logging.CRITICAL + 10}
-# Only the project's own loggers reach a client (a library's records may carry URLs or internals).
-CLIENT_LOGGERS = ("code3", "adapters", "domain", "mcp_tools", "projections", "scheduler")
-LEVEL_KEY = "code3.log_level"
-_capture: contextvars.ContextVar[list[logging.LogRecord] | None] = contextvars.ContextVar("code3_client_log",
-                                                                                          default=None)
-_install_lock = threading.Lock()
-
-
-class _ClientLogCapture(logging.Handler):
-    """Collects the project's log records emitted while a tool runs (threads included: the worker thread
-    runs in a copy of the request's context), for the request to send to its client."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        sink = _capture.get()
-        if sink is not None and record.name.split(".")[0] in CLIENT_LOGGERS:
-            sink.append(record)
-
-
-_HANDLER = _ClientLogCapture()
-
-
-def _install_capture() -> None:
-    with _install_lock:
-        root = logging.getLogger()
-        if _HANDLER not in root.handlers:
-            root.addHandler(_HANDLER)
-
-
-def _let_records_through(level: str) -> None:
-    """Create records down to `level` for the client without changing what stderr shows: the stderr handlers
-    keep the threshold the root logger had."""
-    wanted = _PYTHON_LEVEL[level]
-    root = logging.getLogger()
-    with _install_lock:
-        if root.getEffectiveLevel() <= wanted:
-            return
-        for handler in root.handlers:
-            if handler is not _HANDLER and handler.level == logging.NOTSET:
-                handler.setLevel(root.getEffectiveLevel())
-        root.setLevel(wanted)
-
-
-def _mcp_level(levelno: int) -> str:
-    return next((name for name in reversed(LEVELS) if levelno >= _PYTHON_LEVEL[name]), "debug")
-
-
-def _connection_state(ctx: Any) -> dict[str, Any]:
-    """Per-connection scratch state (the SDK's `Connection.state`), or a throw-away dict without one."""
-    connection = getattr(ctx.session, "_connection", None)
-    state = getattr(connection, "state", None)
-    return state if isinstance(state, dict) else {}
-
-
-def _allowed_levels(ctx: Any) -> frozenset[str]:
-    from mcp.server.connection import allowed_log_levels
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # the request's own `_meta` opt-in
-        params = ctx.params if isinstance(ctx.params, Mapping) else {}
-        meta = params.get("_meta")
-        return frozenset(allowed_log_levels(ctx.protocol_version, meta if isinstance(meta, Mapping) else None))
-    chosen = _connection_state(ctx).get(LEVEL_KEY)  # set by logging/setLevel; nothing is sent before it
-    return frozenset(LEVELS[LEVELS.index(chosen):]) if chosen in LEVELS else frozenset()
-
-
-async def set_logging_level(ctx: Any, params: Any) -> Any:
-    from mcp.types import EmptyResult
-
-    _connection_state(ctx)[LEVEL_KEY] = params.level
-    _let_records_through(params.level)
-    return EmptyResult()
-
-
-async def client_logging(ctx: Any, call_next: Any) -> Any:
-    """During a tool call, send the server's log records the client asked for as `notifications/message`."""
-    if getattr(ctx, "method", None) != "tools/call" or getattr(ctx, "request_id", None) is None:
-        return await call_next(ctx)
-    levels = _allowed_levels(ctx)
-    if not levels:
-        return await call_next(ctx)
-    _let_records_through(min(levels, key=LEVELS.index))
-    sink: list[logging.LogRecord] = []
-    token = _capture.set(sink)
-    try:
-        return await call_next(ctx)
-    finally:
-        _capture.reset(token)
-        await _send_records(ctx, sink, levels)
-
-
-async def _send_records(ctx: Any, records: list[logging.LogRecord], levels: frozenset[str]) -> None:
-    from mcp.types import LoggingMessageNotification, LoggingMessageNotificationParams
-
-    for record in records:
-        level = _mcp_level(record.levelno)
-        if level not in levels:
-            continue
-        note = LoggingMessageNotification(params=LoggingMessageNotificationParams(
-            level=level, logger=record.name, data=record.getMessage()))  # the message only: no traceback
-        try:
-            await ctx.session.send_notification(note, related_request_id=ctx.request_id)
-        except Exception:  # a client that left does not fail the call it made
-            log.debug("could not send a log record to the client", exc_info=True)
-            return
-
 
 # --- completions ------------------------------------------------------------------------------------------------------
 
 def completers_for(profile: str) -> dict[str, Completer]:
     """argument name -> completer, for the families this profile exposes."""
     from mcp_tools import completions  # noqa: F401  (the built-in completers)
-    from mcp_tools.catalog import declared
-
-    declared()
     return {argument: fn for argument, profiles, fn in COMPLETERS if profile in profiles}
 
 
@@ -399,24 +247,24 @@ def _register_completions(server: MCPServer, runtime: Runtime, profile: str) -> 
         return Completion(values=values, total=total, has_more=total > len(values))
 
 
+
+
 # --- the server -------------------------------------------------------------------------------------------------------
 
 def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runtime | None = None,
-                 version: str = "0") -> MCPServer:
-    name, profile_version = PROFILES.get(profile, ("code3", None))
+                 version: str = "0", tools: Iterable[Entry] | None = None) -> Code3Server:
+    """The MCP server of `profile`. `tools` is the manifest (`mcp_tools.manifest.cached`, which the CLI passes);
+    without it the manifest is built in this process, which imports every family."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    name, profile_version = PROFILES[profile]
     runtime = runtime or Runtime(factory)
-    tools = []
-    for decl in tools_for(profile):
-        annotations = ToolAnnotations(title=decl.title, readOnlyHint=decl.read_only,
-                                      destructiveHint=decl.destructive, idempotentHint=decl.idempotent,
-                                      openWorldHint=decl.open_world)
-        tools.append(strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title,
-                                 description=decl.description, annotations=annotations))
-    models = {tool.name: tool.fn_metadata.arg_model for tool in tools}
-    server: MCPServer = MCPServer(name, version=profile_version or version, instructions=INSTRUCTIONS, tools=tools)
-    server.middleware.extend([protocol_errors(server), client_logging, structured_argument_errors(models)])
-    _install_capture()
-    _lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(), set_logging_level)
+    entries = [entry for entry in (build() if tools is None else tools) if profile in entry.profiles]
+    server = Code3Server(entries, runtime, name=name, version=profile_version or version, instructions=INSTRUCTIONS)
+    server.middleware.extend([protocol_errors(server), client_logging.client_logging,
+                              structured_argument_errors(server)])
+    client_logging.install_capture()
+    _lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(), client_logging.set_logging_level)
     _register_completions(server, runtime, profile)
     for register in extensions_for(profile):
         register(server, runtime)
@@ -432,43 +280,6 @@ def _set_level_params() -> type[BaseModel]:
 def _lowlevel(server: MCPServer) -> Any:
     """The SDK's low-level server under an MCPServer: where request handlers are added and stdio is run."""
     return server._lowlevel_server
-
-
-def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:
-    """The tool function the SDK sees: the declared signature, running the handler (in a worker thread
-    when it needs services; pure handlers such as `add` are called directly)."""
-    if decl.needs_services:
-        async def tool(**kwargs: Any) -> CallToolResult:
-            if decl.progress:  # the SDK passes its request context as `ctx` (see below)
-                kwargs["progress"] = _progress_reporter(kwargs.pop("ctx", None))
-            return await anyio.to_thread.run_sync(runtime.call, decl, kwargs)
-    else:
-        async def tool(**kwargs: Any) -> CallToolResult:
-            return runtime.call(decl, kwargs)
-
-    functools.update_wrapper(tool, decl.handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
-    sig = decl.signature()
-    tool.__signature__ = sig.replace(return_annotation=Annotated[CallToolResult, sig.return_annotation])  # type: ignore[attr-defined]
-    if decl.progress:
-        from mcp.server.mcpserver import Context
-
-        tool.__annotations__ = {"ctx": Context}  # how the SDK finds where to pass the request context
-    return tool
-
-
-def _progress_reporter(ctx: Any) -> Callable[[int, int, str], None]:
-    """`progress(done, total, message)` for a handler in a worker thread: `notifications/progress` when the
-    client sent a progress token (the SDK sends nothing otherwise)."""
-
-    def report(done: int, total: int, message: str) -> None:
-        if ctx is None:
-            return
-        try:
-            anyio.from_thread.run(ctx.report_progress, done, total, message)
-        except Exception:  # a client that left does not fail the work it asked for
-            log.debug("could not send progress", exc_info=True)
-
-    return report
 
 
 # --- stdio ------------------------------------------------------------------------------------------------------------

@@ -119,6 +119,18 @@ class World:
         return publish.publish_issue_with_metadata(self["alice"], **self.publish_args(spec, amount))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tools/list manifest of servers the tests start is kept in the session's own directory, not ~/.cache."""
+    before = os.environ.get("CODE3_CACHE_DIR")
+    os.environ["CODE3_CACHE_DIR"] = str(tmp_path_factory.mktemp("code3-cache"))
+    yield
+    if before is None:
+        os.environ.pop("CODE3_CACHE_DIR", None)
+    else:
+        os.environ["CODE3_CACHE_DIR"] = before
+
+
 @pytest.fixture
 def world(tmp_path: Path, database_url: str | None, stack: Stack) -> Iterator[World]:
     keystore = Keystore(Settings(project=tmp_path).keystore_dir)

@@ -1,5 +1,6 @@
 """CodeNexus on the MCP front: resources (as templates), prompts, subscriptions and the seed's declared
-capabilities, added to the server `mcp_tools.server.build_server` built.
+capabilities, added to the server `mcp_tools.server.build_server` built. Imported whenever a server is built,
+so the family's resources and prompts are imported on their first use, not here.
 
 What the SDK leaves out and this adds, reaching into its low-level server (`_lowlevel_server`, the same
 handle `mcp_tools.server` uses):
@@ -34,10 +35,9 @@ from mcp.types import (
 )
 from pydantic import Field
 
-from mcp_tools.codenexus import prompts, resources
 from mcp_tools.codenexus.errors import INVALID_PARAMS, jsonrpc_errors, nexus_error
 from mcp_tools.codenexus.subscriptions import Hub
-from mcp_tools.declare import REGISTRY, extension
+from mcp_tools.declare import extension
 
 DESCRIPTION = "代码库关系管理工具"
 JSON = "application/json"
@@ -67,8 +67,7 @@ def register(server: Any, runtime: Any) -> None:
     low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, hub.unsubscribe)
     _start_in_lifespan(low, hub.watch)
     if own:  # on Code3's own profiles a schema refusal stays the front's {code: E_VALIDATION} result
-        names = {name for name, d in REGISTRY.items() if d.handler.__module__.startswith("mcp_tools.codenexus")}
-        server.middleware.append(_argument_errors(names))
+        server.middleware.append(_argument_errors(server.tool_names("mcp_tools.codenexus")))
 
 
 def _advertise_list_changed(low: Any) -> None:
@@ -101,17 +100,23 @@ def _resources(server: Any, runtime: Any) -> None:
     @server.resource("codenexus://file/{+path}", name="File Metadata", mime_type=JSON, security=OWN_PATHS,
                      description="Complete metadata for file including tags, comments, and relationships")
     async def file_metadata(path: str) -> str:
+        from mcp_tools.codenexus import resources
+
         return _json(await _run(runtime, lambda s: resources.file_metadata(s, path)))
 
     @server.resource("codenexus://tags", name="All Tags", mime_type=JSON,
                      description="List of all available tags with their descriptions and usage statistics")
     async def all_tags() -> str:
+        from mcp_tools.codenexus import resources
+
         return _json(await _run(runtime, resources.all_tags))
 
     @server.resource("codenexus://relationships/{+path}", name="File Relationships", mime_type=JSON,
                      security=OWN_PATHS, description="All relationships for the specified file including "
                                                      "incoming and outgoing connections")
     async def file_relationships(path: str) -> str:
+        from mcp_tools.codenexus import resources
+
         return _json(await _run(runtime, lambda s: resources.file_relationships(s, path)))
 
 
@@ -150,12 +155,16 @@ def _prompts(server: Any, runtime: Any) -> None:
     @server.prompt(name="analyze_file_relationships", description="Analyze relationships and dependencies for a file")
     async def analyze_file_relationships(
             file_path: Annotated[str, Field(description="Path to the file to analyze")]) -> str:
+        from mcp_tools.codenexus import prompts
+
         return str(await _run(runtime, lambda s: prompts.analyze_file_relationships(s, file_path)))
 
     @server.prompt(name="suggest_refactoring",
                    description="Suggest refactoring opportunities based on file relationships")
     async def suggest_refactoring(
             scope: Annotated[str, Field(description="Refactoring scope (file, module, or project)")]) -> str:
+        from mcp_tools.codenexus import prompts
+
         return str(await _run(runtime, lambda s: prompts.suggest_refactoring(s, scope)))
 
 

@@ -12,18 +12,17 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp.types import EmptyResult
 
-from adapters.event_store import read_log
-from domain.file_meta import FileMeta, Tag
-from mcp_tools.codenexus.context import fresh
 from mcp_tools.codenexus.errors import INVALID_PARAMS, nexus_error
-from mcp_tools.services import Services
+
+if TYPE_CHECKING:
+    from mcp_tools.services import Services
 
 log = logging.getLogger("code3.codenexus.subscriptions")
 
@@ -44,7 +43,11 @@ def is_ours(uri: str) -> bool:
 
 def changed_uris(s: Services, start: int) -> tuple[int, list[str], bool]:
     """The URIs changed by CodeNexus events after log position `start`: (new position, URIs, whether the
-    set of files with metadata changed)."""
+    set of files with metadata changed). The family is imported here, on the first poll, not at start-up."""
+    from adapters.event_store import read_log
+    from domain.file_meta import FileMeta, Tag
+    from mcp_tools.codenexus.context import fresh
+
     events = read_log(s.store, start + 1, PAGE)
     if not events:
         return start, [], False

@@ -18,8 +18,9 @@ from adapters.keystore import Keystore
 from code3 import __version__
 from code3.settings import Settings
 from code3.wiring import build_services
+from mcp_tools.binding import strict_tool
 from mcp_tools.catalog import PROFILES, declared
-from mcp_tools.server import build_server, strict_tool
+from mcp_tools.server import build_server
 from tests.e2e.test_protocol_errors import MODERN, StdioServer, request
 
 LEGACY = "legacy"

@@ -20,7 +20,7 @@ from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools.ai_loom.rest import build_rest
-from mcp_tools.server import Runtime
+from mcp_tools.binding import Runtime
 from mcp_tools.services import Services
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
 

@@ -10,9 +10,9 @@ import pytest
 
 from adapters.scrub import REDACTED, ScrubFilter, register_secret, scrub
 from domain.errors import Code3Error
+from mcp_tools.binding import Runtime
 from mcp_tools.declare import REGISTRY
 from mcp_tools.lifecycle import work
-from mcp_tools.server import Runtime
 from tests.conftest import World
 from tests.fakes.github_payloads import Payloads
 

@@ -1,0 +1,153 @@
+"""A declared tool bound to the MCP SDK: the SDK's `Tool` with strict arguments, over a handler that the
+`Runtime` runs off the event loop with the services built on first use.
+
+`sdk_tool(runtime, decl)` is the one place a declaration (`mcp_tools.declare`) becomes an SDK tool: the
+tools/list manifest (`mcp_tools.manifest`) is derived through it, and the server builds each tool through it
+on the tool's first call, so what is listed and what runs cannot differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict
+
+from mcp_tools.declare import ToolDecl
+
+log = logging.getLogger("code3.mcp")
+
+INTERNAL = {"code": "E_INTERNAL", "message": "internal error; the server log (stderr) has details",
+            "hint": "retry; if it persists, report it with the server log"}
+
+
+class Runtime:
+    """Builds the services once, on first use, and runs handlers one at a time off the event loop."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._services: Any = None
+        self._lock = threading.Lock()
+
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        """Run `fn(services)` under the same lock as the tools (the HTTP fronts use it)."""
+        with self._lock:
+            if self._services is None:
+                self._services = self._factory()
+            return fn(self._services)
+
+    def call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
+        from domain.errors import Code3Error
+
+        try:
+            if decl.needs_services:
+                result = self.run(lambda services: decl.handler(services, **kwargs))
+            else:
+                result = decl.handler(**kwargs)
+        except Code3Error as exc:
+            log.info("tool %s failed: %s", decl.name, exc.code.value)
+            return _result(exc.as_dict(), is_error=True, text=decl.error_text(exc) if decl.error_text else None)
+        except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
+            raise
+        except Exception:
+            log.exception("tool %s raised an unexpected exception", decl.name)
+            return _result(INTERNAL, is_error=True)
+        return _result(result, text=decl.render(result) if decl.render else None)
+
+
+def _result(data: dict[str, Any], is_error: bool = False, text: str | None = None) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False) if text is None else text
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+
+
+# --- strict arguments -------------------------------------------------------------------------------------------------
+
+# Whether the published input schemas say `additionalProperties: false`. Undeclared arguments are refused
+# either way; the schemas stay as declared because seed 003's `add` schema is compared verbatim.
+PUBLISH_CLOSED_SCHEMAS = False
+
+
+class StrictArguments(FuncMetadata):
+    """The SDK's argument metadata with JSON's types and no coercion.
+
+    The arguments are validated as the JSON the client sent, in pydantic's strict mode: a string is
+    never taken for a number or a boolean, an integer field refuses 1.5, and JSON strings are not
+    pre-parsed into lists or objects (the SDK's lenient `pre_parse_json`). The argument model forbids
+    undeclared names (see PUBLISH_CLOSED_SCHEMAS for what the published schema says about them).
+    """
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        raw = json.dumps(arguments_to_validate)
+        return self.arg_model.model_validate_json(raw, strict=True).model_dump_one_level()
+
+
+def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
+    """`Tool.from_function` with strict arguments (see `StrictArguments`)."""
+    tool = Tool.from_function(fn, **kwargs)
+    lenient = tool.fn_metadata
+    model = lenient.arg_model
+    closed = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid"),
+                                             "__module__": model.__module__})
+    tool.fn_metadata = StrictArguments(arg_model=closed, output_schema=lenient.output_schema,
+                                       output_model=lenient.output_model, wrap_output=lenient.wrap_output)
+    if PUBLISH_CLOSED_SCHEMAS:
+        tool.parameters = closed.model_json_schema(by_alias=True)
+    return tool
+
+
+def sdk_tool(runtime: Runtime, decl: ToolDecl) -> Tool:
+    """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler."""
+    annotations = ToolAnnotations(title=decl.title, readOnlyHint=decl.read_only, destructiveHint=decl.destructive,
+                                  idempotentHint=decl.idempotent, openWorldHint=decl.open_world)
+    return strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
+                       annotations=annotations)
+
+
+def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:
+    """The tool function the SDK sees: the declared signature, running the handler (in a worker thread
+    when it needs services; pure handlers such as `add` are called directly)."""
+    if decl.needs_services:
+        async def tool(**kwargs: Any) -> CallToolResult:
+            if decl.progress:  # the SDK passes its request context as `ctx` (see below)
+                kwargs["progress"] = _progress_reporter(kwargs.pop("ctx", None))
+            return await anyio.to_thread.run_sync(runtime.call, decl, kwargs)
+    else:
+        async def tool(**kwargs: Any) -> CallToolResult:
+            return runtime.call(decl, kwargs)
+
+    functools.update_wrapper(tool, decl.handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
+    sig = decl.signature()
+    tool.__signature__ = sig.replace(return_annotation=Annotated[CallToolResult, sig.return_annotation])  # type: ignore[attr-defined]
+    if decl.progress:
+        from mcp.server.mcpserver import Context
+
+        tool.__annotations__ = {"ctx": Context}  # how the SDK finds where to pass the request context
+    return tool
+
+
+def _progress_reporter(ctx: Any) -> Callable[[int, int, str], None]:
+    """`progress(done, total, message)` for a handler in a worker thread: `notifications/progress` when the
+    client sent a progress token (the SDK sends nothing otherwise)."""
+
+    def report(done: int, total: int, message: str) -> None:
+        if ctx is None:
+            return
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total, message)
+        except Exception:  # a client that left does not fail the work it asked for
+            log.debug("could not send progress", exc_info=True)
+
+    return report
+
