@@ -31,3 +31,24 @@ if [ "$status" -ne 1 ] || grep -q -e Traceback -e FileNotFoundError "$WORK/docto
     exit 1
 fi
 echo "check_wheel: code3 doctor fails on the unreachable node, as it should"
+
+# `code3 mcp` from the wheel lists every tool: the first start builds the tools/list manifest from the installed
+# sources and keeps it, the second reads it (mcp_tools.manifest); both answer the same list.
+MESSAGES='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"check_wheel","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+for start in first second; do
+    printf '%s\n' "$MESSAGES" | CODE3_CACHE_DIR="$WORK/cache" "$WORK/venv/bin/code3" mcp --profile all \
+        >"$WORK/mcp-$start.out" 2>"$WORK/mcp-$start.err" || true
+    count=$("$WORK/venv/bin/python" - "$WORK/mcp-$start.out" <<'PY'
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+tools = next(a["result"]["tools"] for a in answers if a.get("id") == 2)
+assert len(tools) >= 34 and all(t.get("outputSchema") for t in tools), tools
+print(len(tools))
+PY
+) || { cat "$WORK/mcp-$start.err"; echo "check_wheel: code3 mcp ($start start) did not list the tools" >&2; exit 1; }
+done
+cmp -s "$WORK/mcp-first.out" "$WORK/mcp-second.out" || { echo "check_wheel: the kept manifest lists other tools" >&2; exit 1; }
+ls "$WORK"/cache/tools-*.json >/dev/null || { echo "check_wheel: no manifest was kept" >&2; exit 1; }
+echo "check_wheel: code3 mcp lists $count tools from the wheel, the second start from its kept manifest"
