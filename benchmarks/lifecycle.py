@@ -64,7 +64,9 @@ def _code3(project: Path) -> tuple[float, float, int]:
     keys = Keystore(Settings(project=project).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keys.new(name)
-    s = {name: build_services(Settings(project=project, identity=name, cooling_period=0))
+    # the shortest cooling period the contract allows, passed on the ledger's clock before each claim; alice
+    # also reports the merges (the chain's resolver), as `code3 serve` does for its sponsor on the embedded default
+    s = {name: build_services(Settings(project=project, identity=name, cooling_period=1, resolver="alice"))
          for name in ("alice", "bob", "carol")}
     s["alice"].chain.mint(s["alice"].signer.address, "USDT", 10**12)  # type: ignore[attr-defined]
     s["alice"].forge.create_repo(REPO)  # type: ignore[attr-defined]
@@ -117,6 +119,7 @@ def _code3(project: Path) -> tuple[float, float, int]:
             prs.append(pr["pr_url"])
         untimed(s["alice"].forge.merge_pr, prs[0])
         timed_call(settle.mark_merged, s["alice"], prs[0], delivery_id=f"bench-{i}")
+        untimed(s["alice"].chain.advance, 1)
         timed_call(settle.claim_payout, s["bob"], bounty_id)
     for services in s.values():
         services.close()
