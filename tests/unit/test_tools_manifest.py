@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_tools import manifest
 from mcp_tools.binding import Runtime, sdk_tool
-from mcp_tools.catalog import HANDLER_MODULES, declared
+from mcp_tools.catalog import HANDLER_MODULES, declaration, declared
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,9 +103,23 @@ def test_a_torn_foreign_or_tampered_manifest_is_rebuilt_and_never_imported_from(
 
     entries = manifest.cached(cache)
     assert _dump(e.listed for e in entries) == _dump(e.listed for e in manifest.build())
+    assert [(e.name, e.module, e.profiles) for e in entries] == [(e.name, e.module, e.profiles)
+                                                                 for e in manifest.build()]
     assert "intruder" not in sys.modules
     assert "rebuilding the tools manifest" in caplog.text
     assert json.loads(kept.read_text())["tools"] == json.loads(text)["tools"]  # written anew, whole
+
+
+def test_a_tool_s_module_is_imported_only_when_the_catalog_names_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "intruder.py").write_text("raise SystemExit('imported a module the catalog does not name')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(LookupError, match="HANDLER_MODULES"):
+        declaration("add", "intruder")
+    assert "intruder" not in sys.modules
+    with pytest.raises(LookupError, match="declares no tool"):
+        declaration("no.such.tool", "mcp_tools.add_demo")
+    assert declaration("add", "mcp_tools.add_demo").name == "add"
 
 
 def test_without_a_usable_cache_directory_the_tools_are_still_served(tmp_path: Path) -> None:
