@@ -33,22 +33,35 @@ fi
 echo "check_wheel: code3 doctor fails on the unreachable node, as it should"
 
 # `code3 mcp` from the wheel lists every tool: the first start builds the tools/list manifest from the installed
-# sources and keeps it, the second reads it (mcp_tools.manifest); both answer the same list.
-MESSAGES='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"check_wheel","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+# sources and keeps it, the second reads it (mcp_tools.manifest); both answer the same list. The driver keeps stdin
+# open until the answer arrives (a server that reads end-of-file stops without answering what is in flight).
 for start in first second; do
-    printf '%s\n' "$MESSAGES" | CODE3_CACHE_DIR="$WORK/cache" "$WORK/venv/bin/code3" mcp --profile all \
-        >"$WORK/mcp-$start.out" 2>"$WORK/mcp-$start.err" || true
-    count=$("$WORK/venv/bin/python" - "$WORK/mcp-$start.out" <<'PY'
-import json, sys
-answers = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-tools = next(a["result"]["tools"] for a in answers if a.get("id") == 2)
+    count=$(CODE3_CACHE_DIR="$WORK/cache" "$WORK/venv/bin/python" - "$WORK/venv/bin/code3" "$WORK/mcp-$start" <<'PY'
+import json, subprocess, sys
+code3, out = sys.argv[1], sys.argv[2]
+with open(out + ".err", "w") as err:
+    proc = subprocess.Popen([code3, "mcp", "--profile", "all"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=err, text=True)
+    def ask(message):
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        while "id" in message:
+            answer = json.loads(proc.stdout.readline())
+            if answer.get("id") == message["id"]:
+                return answer
+    ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+         "capabilities": {}, "clientInfo": {"name": "check_wheel", "version": "1"}}})
+    ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]
+    proc.stdin.close()
+    proc.wait(timeout=30)
 assert len(tools) >= 34 and all(t.get("outputSchema") for t in tools), tools
+with open(out + ".json", "w") as listing:
+    json.dump(tools, listing, sort_keys=True)
 print(len(tools))
 PY
 ) || { cat "$WORK/mcp-$start.err"; echo "check_wheel: code3 mcp ($start start) did not list the tools" >&2; exit 1; }
 done
-cmp -s "$WORK/mcp-first.out" "$WORK/mcp-second.out" || { echo "check_wheel: the kept manifest lists other tools" >&2; exit 1; }
+cmp -s "$WORK/mcp-first.json" "$WORK/mcp-second.json" || { echo "check_wheel: the kept manifest lists other tools" >&2; exit 1; }
 ls "$WORK"/cache/tools-*.json >/dev/null || { echo "check_wheel: no manifest was kept" >&2; exit 1; }
 echo "check_wheel: code3 mcp lists $count tools from the wheel, the second start from its kept manifest"

@@ -204,24 +204,3 @@ def test_a_start_up_from_a_kept_manifest_lists_every_tool_and_imports_a_family_o
     assert report["refused"]["code"] == "E_VALIDATION" and "task_id" in report["refused"]["message"]
     assert "mcp_tools.lifecycle.work" in report["after_refusal"]
     assert set(report["after_refusal"]) < set(HANDLER_MODULES)
-
-
-def test_code3_mcp_keeps_the_manifest_on_its_first_start_and_reads_it_on_the_next(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    env = {"PATH": os.environ.get("PATH", ""), "CODE3_PROJECT": str(tmp_path), "CODE3_CACHE_DIR": str(cache),
-           "CODE3_LOG_LEVEL": "INFO"}
-    requests = "\n".join(json.dumps(m) for m in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})) + "\n"
-    starts = []
-    for _ in range(2):
-        run = subprocess.run([sys.executable, "-m", "code3", "mcp", "--profile", "all"], input=requests,
-                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-        listed = [json.loads(line) for line in run.stdout.splitlines() if '"id":2' in line.replace(" ", "")]
-        assert len(listed) == 1 and len(listed[0]["result"]["tools"]) == len(declared()), run.stderr
-        starts.append(run.stderr)
-    assert "building" in starts[0] and "tools manifest" in starts[0]
-    assert "tools manifest" not in starts[1]
-    assert len(_kept(cache)) == 1
