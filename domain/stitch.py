@@ -176,13 +176,23 @@ def _header(template: Template) -> str:
             "most important first.\n\n")
 
 
-def _footer(dropped: int) -> str:
-    return f"[{dropped} more annotation(s) left out to fit the character budget]\n" if dropped else ""
+def _footer(dropped: int, room: int) -> str:
+    """The notice of what the budget left out, in the `room` characters the kept annotations leave: the
+    long form, else a short one, else none (`dropped` and `stats.truncated` still say it)."""
+    if not dropped:
+        return ""
+    for notice in (f"[{dropped} more annotation(s) left out to fit the character budget]\n", f"[+{dropped} dropped]\n"):
+        if len(notice) <= room:
+            return notice
+    return ""
 
 
 def stitch(items: Sequence[StitchItem], template: str = "concise", max_chars: int = MAX_CHARS_DEFAULT,
            include_internal: bool = False) -> StitchResult:
-    """The prompt for `items` within `max_chars` characters; see the module's docstring for the rules."""
+    """The prompt for `items` within `max_chars` characters; see the module's docstring for the rules.
+
+    An annotation that fits is never dropped to make room for the notice of what was left out: the notice
+    takes the room that remains (shortened or left out when there is too little)."""
     tpl = check_template(template)
     budget = check_max_chars(max_chars)
     eligible = order(a for a in items if a.sensitivity != "internal" or include_internal)
@@ -192,18 +202,17 @@ def stitch(items: Sequence[StitchItem], template: str = "concise", max_chars: in
         return StitchResult(text[:budget], 0, 0, truncated=len(text) > budget)
     n = len(eligible)
     blocks: list[str] = []
-    keep, used = 0, len(header)
-    for k, a in enumerate(eligible, start=1):  # the longest prefix that fits, footer included
+    used = len(header)
+    for a in eligible:  # the longest prefix that fits
         block = render(a, tpl)
-        used += len(block)
-        if used > budget:  # no longer prefix can fit: the rest is never rendered
+        if used + len(block) > budget:  # no longer prefix can fit: the rest is never rendered
             break
         blocks.append(block)
-        if used + len(_footer(n - k)) <= budget:
-            keep = k
-    prompt = header + "".join(blocks[:keep]) + _footer(n - keep)
+        used += len(block)
+    keep = len(blocks)
+    prompt = header + "".join(blocks) + _footer(n - keep, budget - used)
     cut = len(prompt) > budget
-    if cut:  # not even the header and footer fit: an empty-ish prompt, marked truncated
+    if cut:  # not even the header fits: an empty-ish prompt, marked truncated
         prompt = prompt[:budget]
     kept = eligible[:keep]
     return StitchResult(prompt, keep, len({a.file_path for a in kept}), truncated=cut or keep < n,

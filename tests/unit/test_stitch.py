@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import Code3Error
-from domain.stitch import PRIORITY_RANK, StitchItem, _footer, cap_response, fence_for, order, shorten, stitch
+from domain.stitch import PRIORITY_RANK, StitchItem, cap_response, fence_for, order, shorten, stitch
 
 PATHS = ["src/a.py", "src/b.ts", "lib/c.go", "README.md"]
 TEXT = st.text(alphabet="abcdefghij klmnop\n`{}()=_.", max_size=400)
@@ -69,7 +69,7 @@ def test_stitch_keeps_its_promises_for_any_annotations_and_budget(items, budget,
     assert out["stats"]["truncated"] == bool(out["dropped"])
     if out["dropped"]:
         one_more = stitch(eligible[: len(kept) + 1], template=template, max_chars=200_000, include_internal=True)
-        assert len(one_more.prompt) + len(_footer(len(eligible) - len(kept) - 1)) > budget
+        assert len(one_more.prompt) > budget  # the next annotation itself did not fit (the notice never evicts)
     # kept public annotations appear in order
     positions = [prompt.index(f"CMT{a.id[4:]}Q") for a in kept if a.sensitivity == "public"]
     assert positions == sorted(positions)
@@ -91,6 +91,17 @@ def test_lowest_priority_annotations_are_dropped_first_and_reported() -> None:
     assert result.truncated and result.dropped == ["ann_0", "ann_3"]  # both P2s, in stitch order
     assert "P0 " in result.prompt and len(result.prompt) <= 800
     assert "left out to fit" in result.prompt
+
+
+def test_a_tight_budget_keeps_the_p0_annotation_rather_than_make_room_for_the_dropped_notice() -> None:
+    p0 = item(0, priority="P0", comment="c")
+    p0 = item(0, priority="P0", comment="c" * (1 + 144 - len(stitch([p0], max_chars=200).prompt)))
+    assert len(stitch([p0], max_chars=200).prompt) == 144  # the P0 alone: 144 characters
+    others = [item(i, priority="P1", comment="x" * 100) for i in range(1, 4)]
+    result = stitch([p0, *others], max_chars=200)
+    assert result.annotations == 1 and result.dropped == ["ann_1", "ann_2", "ann_3"]
+    assert p0.comment in result.prompt and len(result.prompt) <= 200 and result.truncated
+    assert "[+3 dropped]" in result.prompt  # the notice in the room that is left, shortened
 
 
 def test_a_budget_that_fits_everything_is_not_truncated() -> None:
