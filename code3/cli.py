@@ -117,6 +117,7 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from code3 import __version__
     from code3.wiring import build_services, ensure_identity, local_forge, webhook_secret
     from mcp_tools import manifest
     from mcp_tools.http_app import serve, serve_token
@@ -156,7 +157,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           "webhook": f"{url}/webhooks/github", **auth}), flush=True)
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
-          tools=manifest.cached(settings.cache_dir))
+          tools=manifest.cached(settings.cache_dir), version=__version__)
     return 0
 
 

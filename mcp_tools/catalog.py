@@ -24,6 +24,47 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "all": ("code3", None),
 }
 
+# What each profile tells the model at `initialize` (`instructions`): its own tools only, named in backticks
+# (tests/e2e/test_protocol_features.py checks that every backticked tool name is one of the profile's, and that
+# every tool of the profile is named).
+_AMOUNTS = ("Amounts are strings of digits in the asset's smallest unit: \"1000000\" is 1 USDT (6 decimals); "
+            "answers add the human value beside them (amount_display). ")
+_LIFECYCLE_ERRORS = "A failure answers isError with {code, message, hint} in its text: follow the hint."
+_SPECIFY = "`spec_mcp.specify` writes a feature spec from a description into specs/<feature_id>/. "
+_SPONSOR_LOCAL = "`spec_mcp.plan` writes the spec's plan artifacts and `spec_mcp.tasks` its tasks.md. "
+_SPONSOR_REMOTE = ("`spec_mcp.publish_issue_with_metadata` publishes a spec as an issue with an on-chain bounty; "
+                   "`spec_mcp.remote_plan` and `spec_mcp.remote_tasks` post plan and task artifacts on that issue. ")
+_WORKER = ("A worker `server_mcp.accept_task` (or `server_mcp.accept_best_task`), runs "
+           "`server_mcp.fork_and_prepare`, `server_mcp.open_pr` and `server_mcp.submit_pr`, may "
+           "`server_mcp.comment_issue` or `server_mcp.withdraw_task`, and calls `server_mcp.claim_payout` "
+           "after the merge's cooling period. ")
+_ADD = "`add` adds two numbers (a connectivity check). "
+_REVERSE_SPEC = ("reverse-spec: `prepare` gives a file's or directory's skeleton and model context, `generate` "
+                 "writes <target>.spec.md, `batch` writes a spec per module (dependencies first), `diff` reports "
+                 "drift between a spec and its source. A failure is the text \"<tool> 失败: <reason>\".")
+_CODENEXUS = ("CodeNexus: `add_tag`, `remove_tag`, `describe_tag`, `add_comment`, `create_relationship` and "
+              "`remove_relationship` record metadata on files; `query_files` finds files by tags, comment words "
+              "and relationships; `derive_relationships` derives imports from the code; `sync_renames` moves "
+              "metadata with files git renamed. Failures are JSON-RPC errors whose data gives {type, details}.")
+_AI_LOOM = ("ai-loom: `ai-loom.list_contexts` pages through the line-range annotations of the project, "
+            "`ai-loom.get_context` reads one with where its lines are now, `ai-loom.stitch` stitches them into a "
+            "prompt within a character budget. Failures are {code: NOT_FOUND | VALIDATION_ERROR | INTERNAL, "
+            "message}.")
+_AI_LOOM_WRITE = "`ai-loom.annotate`, `ai-loom.edit` and `ai-loom.delete` write them."
+INSTRUCTIONS: dict[str, str] = {
+    "client-local": "Code3, the sponsor's local side. " + _SPECIFY + _SPONSOR_LOCAL + _ADD + _LIFECYCLE_ERRORS,
+    "client-remote": ("Code3, the sponsor's remote side. " + _SPECIFY + _SPONSOR_REMOTE + _AMOUNTS + _ADD
+                      + _LIFECYCLE_ERRORS),
+    "server": "Code3, the worker's side of a bounty. " + _WORKER + _AMOUNTS + _ADD + _LIFECYCLE_ERRORS,
+    "reverse-spec": _REVERSE_SPEC,
+    "codenexus": _CODENEXUS,
+    "ai-loom": _AI_LOOM,
+    "all": " ".join([
+        "Code3 runs open-source bounties.",
+        _SPECIFY + _SPONSOR_LOCAL + _SPONSOR_REMOTE + _WORKER + _AMOUNTS + _ADD + _LIFECYCLE_ERRORS,
+        _REVERSE_SPEC, _CODENEXUS, _AI_LOOM, _AI_LOOM_WRITE]),
+}
+
 # Every module that declares tools. A manifest entry's module must be one of these before it is imported.
 HANDLER_MODULES: tuple[str, ...] = (
     "mcp_tools.add_demo",  # seed 003

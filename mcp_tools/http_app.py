@@ -206,11 +206,11 @@ async def _unauthorized(send: Any, presented: bool) -> None:
 # --- the app ----------------------------------------------------------------------------------------------------------
 
 def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all",
-              token: bytes | None = None, tools: Iterable[Entry] | None = None) -> Any:
+              token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0") -> Any:
     if token is None or len(token) < MIN_TOKEN_LENGTH:
         raise ValueError("code3 serve needs a serve token (see mcp_tools.http_app.serve_token)")
     runtime = Runtime(factory)
-    server = build_server(factory, profile=profile, runtime=runtime, tools=tools)
+    server = build_server(factory, profile=profile, runtime=runtime, tools=tools, version=version)
 
     @server.custom_route("/webhooks/github", methods=["POST"])
     async def github_webhook(request: Request) -> JSONResponse:
@@ -241,12 +241,12 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
-          token: bytes | None = None, tools: Iterable[Entry] | None = None) -> None:
-    """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both)."""
+          token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0") -> None:
+    """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both). `version`: Code3's, for serverInfo."""
     import uvicorn
 
     # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
-    app = build_app(factory, secret, host, token=token, tools=tools)
+    app = build_app(factory, secret, host, token=token, tools=tools, version=version)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
 
