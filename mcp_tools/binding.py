@@ -53,20 +53,34 @@ class Runtime:
                 result = self.run(lambda services: decl.handler(services, **kwargs))
             else:
                 result = decl.handler(**kwargs)
+            return _result(result, decl.render)
         except Code3Error as exc:
             log.info("tool %s failed: %s", decl.name, exc.code.value)
-            return _result(exc.as_dict(), is_error=True, text=decl.error_text(exc) if decl.error_text else None)
+            return error_result(decl.error_text(exc) if decl.error_text else _json(exc.as_dict()))
         except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
             raise
         except Exception:
             log.exception("tool %s raised an unexpected exception", decl.name)
-            return _result(INTERNAL, is_error=True)
-        return _result(result, text=decl.render(result) if decl.render else None)
+            return error_result(_json(INTERNAL))
 
 
-def _result(data: dict[str, Any], is_error: bool = False, text: str | None = None) -> CallToolResult:
-    text = json.dumps(data, ensure_ascii=False) if text is None else text
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=is_error)
+def _result(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> CallToolResult:
+    """A success: the structured answer and its text, serialised once and within the answer cap
+    (mcp_tools.answer_size; past it, AnswerTooLarge, a Code3Error, is answered as the tool's error)."""
+    from mcp_tools.answer_size import answer
+
+    return answer(data, render)
+
+
+def error_result(text: str) -> CallToolResult:
+    """A failure as every client shows it: `isError` with the error in the text only. No structuredContent:
+    clients validate it against the tool's output schema even on an error (the TypeScript SDK does) and
+    would hide the error behind their own."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
 
 
 # --- strict arguments -------------------------------------------------------------------------------------------------
@@ -91,6 +105,14 @@ class StrictArguments(FuncMetadata):
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
         raw = json.dumps(arguments_to_validate)
         return self.arg_model.model_validate_json(raw, strict=True).model_dump_one_level()
+
+    def convert_result(self, result: Any) -> Any:
+        """Our tools return a finished CallToolResult (`_result`): passed through as it is. The SDK would
+        validate its structuredContent against the output model once more, a second walk of a big answer
+        that the handler's TypedDict already shapes (the clients check it against the output schema)."""
+        if isinstance(result, CallToolResult):
+            return result
+        return super().convert_result(result)
 
 
 def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:

@@ -7,7 +7,8 @@ read, not a crash at start-up.
 
 What the SDK leaves to the server, done here once for every tool, prompt and transport:
 - arguments are strict (`mcp_tools.binding.StrictArguments`), and refused ones answer the contract's
-  `{code: E_VALIDATION, message, hint}`;
+  `{code: E_VALIDATION, message, hint}` (`Code3Server.call_tool`); a failure is `isError` with the error in
+  its text only, never structuredContent (see `mcp_tools.binding.error_result`);
 - protocol errors as JSON-RPC says: an unknown tool or prompt is -32602 (not a tool result, not code 0),
   and on stdio a line that is not JSON answers -32700 and one that is not a JSON-RPC message -32600
   (`run_stdio`; the HTTP front does the same in `mcp_tools.http_app`);
@@ -25,26 +26,20 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ValidationError
 
 from mcp_tools import client_logging
-from mcp_tools.binding import INTERNAL, Runtime, sdk_tool
-from mcp_tools.catalog import PROFILES, declaration, extensions_for
+from mcp_tools.binding import INTERNAL, Runtime, error_result, sdk_tool
+from mcp_tools.catalog import INSTRUCTIONS, PROFILES, declaration, extensions_for
 from mcp_tools.declare import COMPLETERS, Completer
 from mcp_tools.manifest import Entry, build
 
 log = logging.getLogger("code3.mcp")
 
-INSTRUCTIONS = (
-    "Code3 runs open-source bounties: spec_mcp.* tools write and publish a feature spec with an on-chain "
-    "bounty; server_mcp.* tools let a worker accept it, prepare a fork, open and submit a PR, and claim "
-    "the payout after the merge's cooling period. Failures carry {code, message, hint}: follow the hint."
-)
 VALIDATION_HINT = "fix the arguments as the message says; tools/list gives each tool's input schema"
 
 # JSON-RPC 2.0 error codes
@@ -88,7 +83,16 @@ class Code3Server(MCPServer):
             raise ToolError(f"Unknown tool: {name}")
         if context is None:
             context = Context(mcp_server=self, subscriptions=self._subscriptions)
-        return await tool.run(arguments, context, convert_result=True)
+        try:
+            return await tool.run(arguments, context, convert_result=True)
+        except UnexpectedToolError:
+            log.exception("tool %s raised an unexpected exception", name)
+            return error_result(json.dumps(INTERNAL, ensure_ascii=False))
+        except ToolError as exc:  # the SDK refused the arguments (a handler's own failures are answers)
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            data = describe_argument_errors(name, tool.fn_metadata.arg_model, arguments)
+            return error_result(json.dumps(data, ensure_ascii=False))
 
 
 # --- refused arguments ------------------------------------------------------------------------------------------------
@@ -162,37 +166,6 @@ def protocol_errors(server: MCPServer) -> Callable[..., Any]:
     return middleware
 
 
-def structured_argument_errors(server: Code3Server) -> Callable[..., Any]:
-    """The SDK reports bad arguments as plain text; give them the contract's {code, message, hint} shape.
-
-    The answer keeps the response envelope the SDK built (`resultType` and the serverInfo stamp of the
-    2026-07-28 era); only its content changes.
-    """
-
-    async def middleware(ctx: Any, call_next: Any) -> Any:
-        result = await call_next(ctx)
-        if getattr(ctx, "method", None) != "tools/call":
-            return result
-        if isinstance(result, CallToolResult):
-            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if not isinstance(result, dict) or not result.get("isError") or result.get("structuredContent") is not None:
-            return result
-        content = result.get("content") or []
-        text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
-        params = ctx.params if isinstance(ctx.params, Mapping) else {}
-        name = str(params.get("name", ""))
-        tool = server.built(name) if "validation error" in text else None
-        if tool is not None:
-            data = describe_argument_errors(name, tool.fn_metadata.arg_model, params.get("arguments") or {})
-        else:
-            data = INTERNAL
-        return {**result, "content": [{"type": "text", "text": json.dumps(data, ensure_ascii=False)}],
-                "structuredContent": data}
-
-    return middleware
-
-
-
 # --- completions ------------------------------------------------------------------------------------------------------
 
 def completers_for(profile: str) -> dict[str, Completer]:
@@ -260,9 +233,9 @@ def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runt
     name, profile_version = PROFILES[profile]
     runtime = runtime or Runtime(factory)
     entries = [entry for entry in (build() if tools is None else tools) if profile in entry.profiles]
-    server = Code3Server(entries, runtime, name=name, version=profile_version or version, instructions=INSTRUCTIONS)
-    server.middleware.extend([protocol_errors(server), client_logging.client_logging,
-                              structured_argument_errors(server)])
+    server = Code3Server(entries, runtime, name=name, version=profile_version or version,
+                         instructions=INSTRUCTIONS[profile])
+    server.middleware.extend([protocol_errors(server), client_logging.client_logging])
     client_logging.install_capture()
     _lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(), client_logging.set_logging_level)
     _register_completions(server, runtime, profile)

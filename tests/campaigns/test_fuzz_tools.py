@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_tools.catalog import declared
 from mcp_tools.server import build_server
+from tests.answers import error_of
 from tests.campaigns.world import CampaignWorld
 
 EXAMPLES = int(os.environ.get("CODE3_FUZZ_EXAMPLES", "200"))
@@ -100,7 +101,7 @@ class Fuzzer:
         else:
             refused = bool(result.is_error)
             text = "".join(getattr(c, "text", "") for c in result.content)
-            code = (result.structured_content or {}).get("code")
+            code = error_of(result).get("code") if refused else None
             assert code not in INTERNAL_CODES and "内部错误" not in text, f"{tool}({args!r}) failed internally: {text}"
         assert "Traceback" not in text, f"{tool}({args!r}) answered a traceback"
         if refused:

@@ -21,6 +21,8 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.answers import error_of
+
 pytestmark = pytest.mark.e2e
 
 LEGACY = "2025-11-25"
@@ -107,9 +109,9 @@ async def exercise_the_seed(client: Client) -> dict[str, Any]:
     for arguments, code in (({"id": "ann_00000000000000000000000000"}, "NOT_FOUND"), ({"id": "nope"},
                                                                                       "VALIDATION_ERROR")):
         refused = await client.call_tool("ai-loom.get_context", arguments)
-        assert refused.is_error and refused.structured_content["code"] == code
+        assert error_of(refused)["code"] == code
     refused = await client.call_tool("ai-loom.stitch", {"maxChars": 10})
-    assert refused.is_error and refused.structured_content["code"] == "VALIDATION_ERROR"
+    assert error_of(refused)["code"] == "VALIDATION_ERROR"
     return {"list": (await client.call_tool("ai-loom.list_contexts", {})).structured_content, "one": items[0],
             "stitch": (await client.call_tool("ai-loom.stitch", {"maxChars": 1500})).structured_content}
 

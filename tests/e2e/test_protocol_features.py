@@ -21,6 +21,7 @@ from code3.wiring import build_services
 from mcp_tools.binding import strict_tool
 from mcp_tools.catalog import PROFILES, declared
 from mcp_tools.server import build_server
+from tests.answers import error_of
 from tests.e2e.test_protocol_errors import MODERN, StdioServer, request
 
 LEGACY = "legacy"
@@ -82,13 +83,13 @@ def test_undeclared_arguments_are_refused_for_every_tool_and_nothing_runs(tmp_pa
                 required = {name: _sample(schema) for name, schema in tool.input_schema.get("properties", {}).items()
                             if name in tool.input_schema.get("required", [])}
                 result = await client.call_tool(tool.name, {**required, "surprise": 1, "also_not": "x"})
-                answers[tool.name] = (result.is_error, result.structured_content)
+                answers[tool.name] = error_of(result)
         return answers
 
     answers = run(scenario())
     assert set(answers) == set(declared())
-    for name, (is_error, answer) in answers.items():
-        assert is_error and answer is not None and answer["code"] == "E_VALIDATION", (name, answer)
+    for name, answer in answers.items():
+        assert answer["code"] == "E_VALIDATION", (name, answer)
         assert "also_not" in answer["message"] and "surprise" in answer["message"], (name, answer)
         assert answer["hint"].startswith(f"remove also_not, surprise: {name} takes "), (name, answer)
     assert not (tmp_path / "specs").exists(), "a refused call writes nothing"
@@ -128,8 +129,9 @@ def test_strings_and_booleans_are_not_coerced(tmp_path: Path, era: str) -> None:
     results = run(scenario())
     for case, result in results.items():
         field = calls[case][2]
-        assert result.is_error and result.structured_content["code"] == "E_VALIDATION", (case, result)
-        assert field in result.structured_content["message"] and result.structured_content["hint"], (case, result)
+        error = error_of(result)
+        assert error["code"] == "E_VALIDATION", (case, result)
+        assert field in error["message"] and error["hint"], (case, result)
     assert not (tmp_path / "specs").exists()
 
     async def exact() -> Any:

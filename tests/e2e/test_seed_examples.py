@@ -33,6 +33,7 @@ from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from code3.settings import Settings
+from tests.answers import error_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_BASE = "https://github.com"
@@ -446,7 +447,8 @@ def test_the_seeds_template_failure_answers_e_internal_naming_spec_kit_templates
             return await client.call_tool("spec_mcp.specify", json.loads(ROWS_001[0].request))
 
     result = asyncio.run(scenario())
-    assert result.is_error and result.structured_content["code"] == "E_INTERNAL", result.structured_content
-    assert result.structured_content["message"].startswith("template read failed")
-    assert "SPEC_KIT_TEMPLATES_DIR" in result.structured_content["hint"]
+    error = error_of(result)
+    assert error["code"] == "E_INTERNAL", error
+    assert error["message"].startswith("template read failed")
+    assert "SPEC_KIT_TEMPLATES_DIR" in error["hint"]
     assert not (tmp_path / "specs").exists() or not any((tmp_path / "specs").iterdir()), "nothing half-written"

@@ -28,6 +28,7 @@ from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools.catalog import declared
 from mcp_tools.lifecycle import settle
+from tests.answers import error_of
 from tests.conftest import STACKS
 from tests.stacks import Stack
 
@@ -110,9 +111,8 @@ async def refused(client: Client, tool: str, args: dict[str, Any]) -> dict[str, 
     """The error a tool answered; a plain-text error is returned as {code: None, text: ...} for the report."""
     result = await client.call_tool(tool, args)
     assert result.is_error, f"{tool}({args}) should have failed, got {result.structured_content}"
-    if not isinstance(result.structured_content, dict):
-        return {"code": None, "hint": None, "text": _text(result)}
-    return result.structured_content
+    error = error_of(result)
+    return {"code": None, "hint": None, **error} if "text" in error else error
 
 
 async def publish_bounty(alice: Client, description: str, network: str = "local") -> dict[str, Any]:
@@ -280,7 +280,7 @@ def test_stdout_carries_json_rpc_only(project: Project) -> None:
     assert {t["name"] for t in responses[2]["result"]["tools"]} == set(TOOLS)
     assert responses[3]["result"]["content"][0]["text"] == "The sum of 5 + 3 = 8"
     failed = responses[4]["result"]
-    assert failed["isError"] is True and failed["structuredContent"]["code"] == "E_PRECONDITION"
+    assert error_of(failed)["code"] == "E_PRECONDITION"
     assert "E_PRECONDITION" in err, "the failed call's log line belongs on stderr"
 
 

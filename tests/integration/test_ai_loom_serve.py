@@ -18,6 +18,7 @@ from code3.wiring import build_services
 from mcp_tools.ai_loom.rest import Unauthorized
 from mcp_tools.http_app import build_app
 from mcp_tools.services import Services
+from tests.answers import error_of
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
 
 TOKEN = "a-serve-token-for-the-tests-0123"
@@ -135,9 +136,9 @@ def test_an_id_or_tag_with_a_trailing_newline_is_a_validation_error_not_internal
     s = build_services(Settings(project=project(tmp_path), identity="alice"))
     try:
         answer = call(s, "ai-loom.get_context", {"id": "ann_01M83NBMTG5DH0KMZKJHRSNKE6\n"}, profile="ai-loom")
-        assert answer.is_error and answer.structured_content["code"] == "VALIDATION_ERROR"
+        assert error_of(answer)["code"] == "VALIDATION_ERROR"
         tagged = call(s, "ai-loom.annotate", {"filePath": "src/app.py", "startLine": 1, "endLine": 1,
                                               "comment": "c", "tags": ["perf\n"]})
-        assert tagged.is_error and tagged.structured_content["code"] == "VALIDATION_ERROR"
+        assert error_of(tagged)["code"] == "VALIDATION_ERROR"
     finally:
         s.close()

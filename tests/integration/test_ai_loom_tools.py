@@ -23,6 +23,7 @@ from mcp_tools.services import Services
 from projections import annotations as rows
 from projections.annotations import AnnotationIndex
 from projections.runner import Runner
+from tests.answers import error_of
 
 SOURCE = "\n".join(f"line {n}" for n in range(1, 41)) + "\n"
 SECRET = "the-db-password-is-hunter2"
@@ -104,7 +105,7 @@ def test_errors_carry_the_seeds_codes_and_store_nothing(s: Services, tool: str, 
                                                        code: str) -> None:
     before = s.store.recorder.max_notification_id()
     result = call(s, tool, arguments)
-    assert result.is_error and result.structured_content["code"] == code
+    assert error_of(result)["code"] == code
     assert s.store.recorder.max_notification_id() == before
 
 
@@ -125,7 +126,7 @@ def test_an_idempotent_create_answers_the_same_annotation(s: Services) -> None:
     args = {"filePath": "src/app.py", "startLine": 3, "endLine": 4, "comment": "c", "clientKey": "k-1"}
     first, again = ok(call(s, "ai-loom.annotate", args)), ok(call(s, "ai-loom.annotate", args))
     assert first["id"] == again["id"]
-    assert call(s, "ai-loom.annotate", {**args, "comment": "other"}).structured_content["code"] == "VALIDATION_ERROR"
+    assert error_of(call(s, "ai-loom.annotate", {**args, "comment": "other"}))["code"] == "VALIDATION_ERROR"
 
 
 def test_read_tools_show_the_current_anchor_and_only_verify_records_it(s: Services) -> None:
@@ -146,7 +147,7 @@ def test_edit_and_delete(s: Services) -> None:
     assert edited["comment"] == "y" and edited["priority"] == "P0"
     assert ok(call(s, "ai-loom.delete", {"id": made["id"]}))["deleted"] is True
     assert ok(call(s, "ai-loom.delete", {"id": made["id"]}))["deleted"] is False
-    assert call(s, "ai-loom.get_context", {"id": made["id"]}).structured_content["code"] == "NOT_FOUND"
+    assert error_of(call(s, "ai-loom.get_context", {"id": made["id"]}))["code"] == "NOT_FOUND"
 
 
 def test_the_annotation_store_rebuilt_from_the_log_equals_the_live_one(s: Services, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from mcp_tools.server import build_server
+from tests.answers import error_of
 
 
 def _call(arguments: dict[str, Any]) -> Any:
@@ -38,4 +39,4 @@ def test_add_answers_the_seeds_text_with_numbers_written_as_javascript_writes_th
 @pytest.mark.parametrize("value", ["5", True, None, [5]])
 def test_add_refuses_what_is_not_a_json_number(value: Any) -> None:
     result = _call({"a": value, "b": 3})
-    assert result.is_error and result.structured_content["code"] == "E_VALIDATION"
+    assert error_of(result)["code"] == "E_VALIDATION"

@@ -164,6 +164,7 @@ LAZY = textwrap.dedent("""
     from mcp_tools import manifest
     from mcp_tools.catalog import HANDLER_MODULES
     from mcp_tools.server import build_server
+    from tests.answers import error_of
 
     def loaded():
         return sorted(m for m in HANDLER_MODULES if m in sys.modules)
@@ -178,7 +179,7 @@ LAZY = textwrap.dedent("""
             report["add"] = added.content[0].text
             report["after_add"] = loaded()
             refused = await client.call_tool("server_mcp.accept_task", {"task_id": 7})
-            report["refused"] = refused.structured_content
+            report["refused"] = error_of(refused)
             report["after_refusal"] = loaded()
         print(json.dumps(report))
 
