@@ -1,4 +1,4 @@
-"""The bounty board: open and recent bounties with amount, asset, repo, state and workers.
+"""The bounty board: open and recent bounties with amount (and its human value), asset, repo, state and workers.
 
 It is what `accept_best_task` selects from, and what `code3 audit verify` rebuilds from scratch.
 """
@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from adapters.sql import Cursor, SqlDb
+from domain.amounts import display
 from domain.bounty import Bounty
 from domain.contract import Status, status_after_accept
 from domain.issue import Issue
@@ -120,6 +121,7 @@ def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = ()) -> list[di
     for row in found:
         item = dict(zip(names, row, strict=True))
         item["workers"] = json.loads(item["workers"])
+        item["amount_display"] = display(item["amount"], item["asset"])  # for people, beside the smallest unit
         result.append(item)
     return result
 

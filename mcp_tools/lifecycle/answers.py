@@ -6,8 +6,9 @@ description here, and the README's table of output fields lists the same ones.
 
 Fields beyond seed 001's examples, kept because a client needs them: `workdir`, `head_sha`, `generated`
 (fork_and_prepare: where to work, the commit pushed, what was generated), `head_sha` (open_pr: the
-commit submit_pr records), `tx_hash` (submit_pr, claim_payout), `amount`/`asset` (claim_payout: what was
-paid), `bounty_id` (submit_pr, claim_payout: the bounty acted on), `message`/`hint` (accept_best_task
+commit submit_pr records), `tx_hash` (submit_pr, claim_payout), `amount`/`asset`/`amount_display`
+(claim_payout: what was paid; publish's `bounty`: what was escrowed; the human value beside the smallest
+unit), `bounty_id` (submit_pr, claim_payout: the bounty acted on), `message`/`hint` (accept_best_task
 when nothing matches). Dropped as echoes of the input: accept_task's `task_id`, accept_best_task's
 `strategy`, open_pr's `number` (it is in `pr_url`), submit_pr's `pr_url`.
 """
@@ -23,6 +24,10 @@ STRICT = ConfigDict(extra="forbid")
 Success = Annotated[bool, Field(description="true: the tool did what was asked (failures answer isError with "
                                             "{code, message, hint})")]
 BountyId = Annotated[str, Field(description="the on-chain bounty id")]
+Amount = Annotated[str, Field(description="a string of digits in the asset's smallest unit: \"1000000\" is 1 USDT "
+                                          "(6 decimals)")]
+AmountDisplay = Annotated[str, Field(description="the same amount for people, in whole units: \"1 USDT\" (an asset "
+                                                 "of unknown decimals: \"7 XYZ (smallest unit)\")")]
 TxHash = Annotated[str, Field(description="hash of the chain transaction")]
 Labels = Annotated[list[str], Field(description="the issue's state label after the call (it mirrors the chain)")]
 
@@ -72,6 +77,9 @@ class IssueRefAnswer(TypedDict):
 @with_config(STRICT)
 class BountyRefAnswer(TypedDict):
     bounty_id: BountyId
+    amount: Amount
+    asset: Annotated[str, Field(description="the asset escrowed")]
+    amount_display: AmountDisplay
 
 
 @with_config(STRICT)
@@ -136,8 +144,9 @@ class ClaimAnswer(TypedDict):
     success: Success
     bounty_id: BountyId
     tx_hash: TxHash
-    amount: Annotated[str, Field(description="the amount paid, in the asset's smallest unit")]
+    amount: Annotated[str, Field(description="the amount paid, in the asset's smallest unit (\"1000000\" is 1 USDT)")]
     asset: Annotated[str, Field(description="the asset paid")]
+    amount_display: AmountDisplay
 
 
 @with_config(STRICT)

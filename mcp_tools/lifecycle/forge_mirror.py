@@ -12,6 +12,7 @@ from typing import Any
 
 from adapters.ports import Forge
 from adapters.sql import Cursor
+from domain.amounts import with_units
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.issue import Issue
@@ -31,7 +32,7 @@ def marker(bounty_id: str, event: Any) -> str:
 
 def status_text(bounty_id: str, event: Any, asset: str, amount: int) -> str:
     if isinstance(event, Bounty.Created):
-        return f"Bounty **{bounty_id}** is open: {amount:,} {asset} (smallest unit) escrowed on chain."
+        return f"Bounty **{bounty_id}** is open: {with_units(amount, asset)} escrowed on chain."
     if isinstance(event, Bounty.Accepted):
         return f"`{event.worker}` accepted bounty {bounty_id}."
     if isinstance(event, Bounty.PRSubmitted):
@@ -41,9 +42,9 @@ def status_text(bounty_id: str, event: Any, asset: str, amount: int) -> str:
     if isinstance(event, Bounty.CoolingStarted):
         return f"Cooling period started; the winner can claim after {event.cooling_until} (unix time)."
     if isinstance(event, Bounty.Paid):
-        return f"Bounty {bounty_id} paid to `{event.winner}` ({event.amount:,} {asset})."
+        return f"Bounty {bounty_id} paid to `{event.winner}` ({with_units(event.amount, asset)})."
     if isinstance(event, Bounty.Cancelled):
-        return f"Bounty {bounty_id} cancelled; {amount:,} {asset} refunded to `{event.refund_to}`."
+        return f"Bounty {bounty_id} cancelled; {with_units(amount, asset)} refunded to `{event.refund_to}`."
     return f"The mirror of bounty {bounty_id} disagreed with the chain and was corrected: {event.chain}."
 
 

@@ -17,6 +17,7 @@ from adapters.event_store import Change
 from adapters.files import locked, recover
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
+from domain.amounts import display
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
 from domain.contract import MAX_HOLD_SECONDS, Mode
@@ -43,7 +44,8 @@ def publish_issue_with_metadata(
     repo: Annotated[str, Field(description="owner/repo")],
     feature_id: FeatureIdArg,
     spec_path: Annotated[str, Field(description="path of spec.md relative to the project")],
-    amount: Annotated[str, Field(description="bounty amount in the asset's smallest unit, as a string")],
+    amount: Annotated[str, Field(description="bounty amount as a string of digits in the asset's smallest unit: "
+                                             "\"1000000\" is 1 USDT (USDT has 6 decimals), \"10000000\" is 10 USDT")],
     asset: Annotated[str, Field(description="asset symbol")] = "USDT",
     network: Annotated[str | None, Field(description="chain network; this server's when omitted")] = None,
     labels: Annotated[list[str] | None, Field(description="issue labels")] = None,
@@ -104,7 +106,8 @@ def publish_issue_with_metadata(
     issue = _write_back(s, issue)
     return {"success": True,
             "issue": {"url": issue.url, "number": issue.number, "issue_hash": key},
-            "bounty": {"bounty_id": issue.bounty_id}}
+            "bounty": {"bounty_id": issue.bounty_id, "amount": issue.amount, "asset": issue.asset,
+                       "amount_display": display(issue.amount, issue.asset)}}
 
 
 def chain_name(s: Services) -> str:

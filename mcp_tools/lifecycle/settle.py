@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain import contract
+from domain.amounts import display
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error, present
@@ -86,7 +87,8 @@ def cancel_bounty(s: Services, bounty_id: str) -> dict[str, Any]:
         cancelled = [ev for ev in s.chain.bounty_events(bounty_id) if ev.type == "BountyCancelled"]
     return {"success": True, "bounty_id": bounty_id, "state": Status(bounty.status).name,
             "tx_hash": present(cancelled[0] if cancelled else None, "the cancelling transaction").tx_hash,
-            "refunded": str(bounty.amount), "asset": bounty.asset}
+            "refunded": str(bounty.amount), "asset": bounty.asset,
+            "refunded_display": display(bounty.amount, bounty.asset)}
 
 
 @tool("server_mcp.claim_payout", profiles=("server",))
@@ -104,7 +106,7 @@ def claim_payout(s: Services, bounty_id: str) -> ClaimAnswer:
         raise Code3Error(Code.UNAUTHORIZED, f"bounty {bounty_id} was paid to its winner, not to you",
                          "only the winner can claim")
     return {"success": True, "bounty_id": bounty_id, "tx_hash": present(bounty.paid_tx, "the payout's transaction"),
-            "amount": str(bounty.amount), "asset": bounty.asset}
+            "amount": str(bounty.amount), "asset": bounty.asset, "amount_display": display(bounty.amount, bounty.asset)}
 
 
 def _refuse_unclaimable(s: Services, bounty: Bounty) -> str:

@@ -76,7 +76,8 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
 @tool("server_mcp.accept_best_task", profiles=("server",), idempotent=False)
 def accept_best_task(
     s: Services,
-    min_amount: Annotated[str, Field(description="smallest amount to consider")] = "0",
+    min_amount: Annotated[str, Field(description="smallest amount to consider, in the asset's smallest unit: "
+                                                 "\"1000000\" is 1 USDT")] = "0",
     strategy: Annotated[Literal["max_amount", "max_amount_per_effort"], Field(description="how to rank")]
     = "max_amount",
 ) -> AcceptBestAnswer:
