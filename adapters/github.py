@@ -261,7 +261,8 @@ class GitHubForge:
 
     def _issue_ref(self, repo: str, issue: Any) -> IssueRef:
         return IssueRef(repo=repo, number=int(issue.number), url=str(issue.html_url), title=str(issue.title),
-                        body=issue.body or "", labels=_label_names(issue.labels), state=str(issue.state))
+                        body=issue.body or "", labels=_label_names(issue.labels), state=str(issue.state),
+                        author=issue.user.login if issue.user else "ghost")
 
     # --- forks, clones, pushes --------------------------------------------------------------
 

@@ -133,12 +133,12 @@ class LocalForge:
 
     def get_issue(self, repo: str, number: int) -> IssueRef:
         with self.db.statement() as db:
-            row = db.execute("SELECT title, body, labels, state FROM issues WHERE repo = ? AND number = ? "
+            row = db.execute("SELECT title, body, labels, state, author FROM issues WHERE repo = ? AND number = ? "
                              "AND is_pr = 0", (repo, number)).fetchone()
         if not row:
             raise Code3Error(Code.NOT_FOUND, f"issue {repo}#{number} does not exist", "check the issue URL")
         return IssueRef(repo=repo, number=number, url=f"{self.base_url}/{repo}/issues/{number}", title=row[0],
-                        body=row[1], labels=json.loads(row[2]), state=row[3])
+                        body=row[1], labels=json.loads(row[2]), state=row[3], author=row[4])
 
     def list_issues(self, repo: str) -> list[IssueRef]:
         with self.db.statement() as db:

@@ -6,6 +6,11 @@ LLM-backed one with ANTHROPIC_API_KEY, the offline writer without. The comment c
 naming the feature and the kind, so a repeat edits that comment instead of adding another; `remote_tasks`
 reads the plan artifacts back from the plan comment. When the forge rate-limits the posting, the artifacts
 are still returned (`posted: false`, with a warning), as the seed suggests ("仅返回 artifacts").
+
+Anyone who can comment on an issue can write that marker, so a marked comment counts only when the forge
+says its author is the issue's sponsor (who opened it) or the identity Code3 acts as on the forge; and
+Code3 edits only its own comments (another's marked comment is left alone: it posts its own). An issue
+published for another feature is refused (E_PRECONDITION), never planned from its spec.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from typing import Annotated, NotRequired, TypedDict
 from pydantic import ConfigDict, Field, with_config
 
 from adapters.local_forge import parse_url
+from adapters.ports import Comment, IssueRef
 from domain.errors import Code, Code3Error
-from domain.metadata import strip_block
+from domain.metadata import IssueMetadata, strip_block
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
@@ -56,23 +62,44 @@ def read_artifacts(body: str) -> dict[str, str]:
     return {m["name"]: m["text"] + "\n" for m in _ARTIFACT.finditer(body)}
 
 
-def _issue(s: Services, issue_url: str, feature_id: str) -> tuple[str, int, str]:
+def _issue(s: Services, issue_url: str, feature_id: str) -> tuple[str, int, IssueRef]:
+    """The issue, refused (E_PRECONDITION) when its metadata names another feature."""
     repo, kind, number = parse_url(issue_url)
     if kind != "issues":
         raise Code3Error(Code.VALIDATION, f"{issue_url} is a pull request, not an issue", "pass the issue's URL")
     check_feature_id(feature_id)
     issue = s.forge.get_issue(repo, number)
-    return repo, number, issue.body or ""
+    try:
+        meta = IssueMetadata.from_body(issue.body or "")
+    except ValueError:  # a damaged block names no feature
+        meta = None
+    if meta is not None and meta.feature_id != feature_id:
+        raise Code3Error(Code.PRECONDITION, f"{repo}#{number} is published for feature {meta.feature_id}, "
+                         f"not {feature_id}", f"pass feature_id {meta.feature_id}, or the issue of {feature_id}")
+    return repo, number, issue
 
 
-def _post(s: Services, repo: str, number: int, kind: str, feature_id: str, artifacts: dict[str, str],
+def _same_login(a: str, b: str) -> bool:
+    return bool(a) and a.lower() == b.lower()  # forge logins are case-insensitive
+
+
+def _marked(s: Services, repo: str, issue: IssueRef, tag: str, own_only: bool) -> Comment | None:
+    """The latest comment carrying `tag` written by Code3's own forge identity or (unless `own_only`) by the
+    issue's sponsor; a stranger's marked comment is never taken for the plan."""
+    trusted = [s.forge.actor] if own_only else [s.forge.actor, issue.author]
+    found = [c for c in s.forge.list_comments(repo, issue.number)
+             if tag in c.body and any(_same_login(c.author, who) for who in trusted)]
+    return found[-1] if found else None
+
+
+def _post(s: Services, repo: str, issue: IssueRef, kind: str, feature_id: str, artifacts: dict[str, str],
           answer: RemoteAnswer) -> RemoteAnswer:
     body = render_comment(kind, feature_id, artifacts)
     tag = marker(kind, feature_id)
     try:
-        existing = next((c for c in s.forge.list_comments(repo, number) if tag in c.body), None)
+        existing = _marked(s, repo, issue, tag, own_only=True)
         if existing is None:
-            s.forge.create_comment(repo, number, body)
+            s.forge.create_comment(repo, issue.number, body)
         elif existing.body != body:
             s.forge.edit_comment(repo, existing.id, body)
     except Code3Error as exc:
@@ -90,25 +117,25 @@ def remote_plan(s: Services, issue_url: IssueUrl, feature_id: FeatureId) -> Remo
     They are returned and posted on the issue as one comment (edited, not duplicated, on a repeat).
     E_PRECONDITION when the issue carries no spec; E_GH_RATE_LIMIT when the forge rate-limits reading it.
     """
-    repo, number, body = _issue(s, issue_url, feature_id)
-    spec_md = strip_block(body).strip()
+    repo, number, issue = _issue(s, issue_url, feature_id)
+    spec_md = strip_block(issue.body or "").strip()
     if not spec_md:
         raise Code3Error(Code.PRECONDITION, f"{repo}#{number} carries no spec (its body is empty apart from metadata)",
                          "write the spec locally (spec_mcp.specify) and publish it, or restore it from an attachment")
     artifacts = s.writer.plan(feature_id, spec_md + "\n", None)
-    return _post(s, repo, number, "plan", feature_id, artifacts, {"success": True, "artifacts": artifacts,
-                                                                  "posted": False})
+    return _post(s, repo, issue, "plan", feature_id, artifacts, {"success": True, "artifacts": artifacts,
+                                                                 "posted": False})
 
 
 @tool("spec_mcp.remote_tasks", profiles=("client-remote",), open_world=True)
 def remote_tasks(s: Services, issue_url: IssueUrl, feature_id: FeatureId) -> RemoteAnswer:
     """Write tasks.md from the plan artifacts posted on an issue by spec_mcp.remote_plan.
 
-    Returned and posted as one comment (edited on a repeat). E_PRECONDITION when the issue has no plan comment.
+    Returned and posted as one comment (edited on a repeat). E_PRECONDITION when the issue has no plan comment
+    by its sponsor or by Code3's own forge identity.
     """
-    repo, number, _body = _issue(s, issue_url, feature_id)
-    tag = marker("plan", feature_id)
-    plan = next((c for c in s.forge.list_comments(repo, number) if tag in c.body), None)
+    repo, number, issue = _issue(s, issue_url, feature_id)
+    plan = _marked(s, repo, issue, marker("plan", feature_id), own_only=False)
     artifacts = read_artifacts(plan.body) if plan is not None else {}
     missing = [name for name in ("plan.md", "research.md", "data-model.md", "quickstart.md") if name not in artifacts]
     if missing:
@@ -116,4 +143,4 @@ def remote_tasks(s: Services, issue_url: IssueUrl, feature_id: FeatureId) -> Rem
                          f"(missing {', '.join(missing)})", "run spec_mcp.remote_plan first (先补全 /plan 产物)")
     tasks_md = s.writer.tasks(feature_id, artifacts)
     result = {"tasks.md": tasks_md}
-    return _post(s, repo, number, "tasks", feature_id, result, {"success": True, "artifacts": result, "posted": False})
+    return _post(s, repo, issue, "tasks", feature_id, result, {"success": True, "artifacts": result, "posted": False})

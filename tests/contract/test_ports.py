@@ -86,6 +86,34 @@ def test_forge_comments_can_be_listed_and_edited(forge: Any) -> None:
     assert [c.body for c in forge.list_comments("alice/app", issue.number)] == ["one, edited", "two"]
 
 
+def acting_as(forge: Any, login: str) -> Any:
+    """The same forge's state through another login (a second token on GitHub)."""
+    from adapters.github import GitHubForge
+
+    if isinstance(forge, LocalForge):
+        return LocalForge(forge.root, actor=login)
+    if isinstance(forge, MemoryForge):
+        return MemoryForge(forge.state, login)
+    return GitHubForge(f"contract-token-{login}", base_url=forge.base_url, sleep=lambda _s: None)
+
+
+def test_forge_says_who_opened_an_issue_and_who_wrote_each_comment(forge: Any) -> None:
+    issue = forge.create_issue("alice/app", "t", "b", [], [])
+    assert forge.actor == "alice" and issue.author == "alice"
+    assert forge.get_issue("alice/app", issue.number).author == "alice"
+    assert [i.author for i in forge.list_issues("alice/app") if i.number == issue.number] in ([], ["alice"])
+    bob = acting_as(forge, "bob")
+    try:
+        forge.create_comment("alice/app", issue.number, "by alice")
+        bob.create_comment("alice/app", issue.number, "by bob")
+        seen = [(c.body, c.author) for c in forge.list_comments("alice/app", issue.number)]
+        assert seen == [("by alice", "alice"), ("by bob", "bob")]
+        assert [(c.body, c.author) for c in bob.list_comments("alice/app", issue.number)] == seen
+        assert bob.get_issue("alice/app", issue.number).author == "alice", "the opener, not the reader"
+    finally:
+        getattr(bob, "close", lambda: None)()
+
+
 def test_forge_fork_clone_push_and_pr(forge: Any, tmp_path: Path) -> None:
     from adapters.git import commit_all, git
 

@@ -349,10 +349,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def github_forge(tmp_path: Path) -> Iterator[tuple[Any, Callable[[str], Any]]]:
-    """The port contract's factory: a GitHubForge acting as alice (looked up from the token) on a fresh stand-in."""
+    """The port contract's factory: a GitHubForge acting as alice (looked up from the token) on a fresh stand-in
+    (`contract-token-bob` acts as bob there)."""
     from adapters.github import GitHubForge
 
-    with FakeGitHub(tmp_path / "github", tokens={"contract-token": "alice"}) as server:
+    with FakeGitHub(tmp_path / "github", tokens={"contract-token": "alice", "contract-token-bob": "bob"}) as server:
         forge = GitHubForge("contract-token", base_url=server.api_url, sleep=lambda _s: None)
         yield forge, server.create_repo
         forge.close()

@@ -45,7 +45,8 @@ class MemoryForge:
 
     def create_issue(self, repo: str, title: str, body: str, labels: list[str], assignees: list[str]) -> IssueRef:
         number = self._next(repo)
-        issue = IssueRef(repo, number, f"{BASE}/{repo}/issues/{number}", title, body, sorted(labels))
+        issue = IssueRef(repo, number, f"{BASE}/{repo}/issues/{number}", title, body, sorted(labels),
+                         author=self.actor)
         self.state.issues[(repo, number)] = issue
         return issue
 
