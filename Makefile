@@ -60,6 +60,7 @@ bench: $(VENV)/.installed test-tools
 	$(PY) -m benchmarks.reverse_spec
 	$(PY) -m benchmarks.codenexus
 	$(PY) -m benchmarks.reanchor
+	$(PY) -m benchmarks.hostile_inputs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import islice
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
@@ -28,8 +29,8 @@ def short_name(description: str) -> str:
     with no meaningful word falls back to its first three words; one with no word at all to `feature`.
     """
     words = re.sub(r"[^a-z0-9]", " ", description.lower()).split()
-    meaningful = [w for w in words if w not in STOP_WORDS
-                  and (len(w) >= 3 or re.search(rf"\b{re.escape(w.upper())}\b", description))]
+    written = set(re.findall(r"\w+", description))  # `\bWORD\b` matches where WORD is a whole \w+ run
+    meaningful = list(islice((w for w in words if w not in STOP_WORDS and (len(w) >= 3 or w.upper() in written)), 5))
     chosen = meaningful[:4 if len(meaningful) == 4 else 3] if meaningful else words[:3]
     slug = ""
     for word in chosen:

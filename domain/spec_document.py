@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from domain.skeleton import MergedSkeleton
+from domain.text_scan import Span, delimited, first, remove
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("intent", "Intent"),
@@ -52,8 +54,10 @@ CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "record", "pro
                          "contract", "typeclass", "mixin"})
 MAX_EDGES = 200
 
-_BASELINE = re.compile(r"<!-- baseline-skeleton: (\{.*?\}) -->", re.DOTALL)
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+# A spec is text from others (a repository's, a model's): it is parsed in linear time. The markers are found
+# with str.find (domain/text_scan.py), never with a lazy `.*?` that rescans the rest of the text at each
+# opener; the two patterns left are anchored at a line start and stop at its end.
+_BASELINE_OPEN, _BASELINE_CLOSE = "<!-- baseline-skeleton: {", "} -->"
 _HEADING = re.compile(r"^## (\d)\. .*$", re.MULTILINE)
 _NEXT_BLOCK = re.compile(r"^## (?!\d\. )", re.MULTILINE)
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -196,13 +200,27 @@ def inventory(baseline: MergedSkeleton) -> str:
 
 # -- parsing --------------------------------------------------------------------------------------------------
 
+def _baselines(text: str) -> Iterator[Span]:
+    """Every `<!-- baseline-skeleton: {…} -->` comment, as the pattern `<!-- baseline-skeleton: (\\{.*?\\}) -->`
+    would find them (its inner text is the JSON object, braces included)."""
+    return delimited(text, _BASELINE_OPEN, _BASELINE_CLOSE, keep_open=1, keep_close=1)
+
+
+def _front_end(text: str) -> int | None:
+    """Where the front matter (`---` … `---` at the very top) ends, or None when there is none."""
+    if not text.startswith("---\n"):
+        return None
+    close = text.find("\n---\n", 4)
+    return None if close < 0 else close + 5
+
+
 def parse_front(text: str) -> dict[str, Any]:
-    match = _FRONT.match(text)
-    if not match:
+    end = _front_end(text)
+    if end is None:
         raise SpecFormatError("no YAML front matter (--- … ---) at the top")
     front: dict[str, Any] = {}
     current: str | None = None
-    for line in match.group(1).splitlines():
+    for line in text[4 : end - 5].splitlines():
         if line.startswith("  - ") and current is not None:
             front[current].append(_scalar(line[4:]))
             continue
@@ -236,11 +254,13 @@ def _scalar(value: str) -> Any:
 
 
 def parse_baseline(text: str) -> MergedSkeleton:
-    match = _BASELINE.search(text)
-    if not match:
+    span = first(_baselines(text))
+    if span is None:
         raise SpecFormatError("no <!-- baseline-skeleton: {…} --> comment")
     try:
-        return MergedSkeleton.model_validate(json.loads(match.group(1)))
+        return MergedSkeleton.model_validate(json.loads(span.inner(text)))
+    except RecursionError:  # JSON nested deeper than the parser's stack: not a skeleton Code3 wrote
+        raise SpecFormatError("the baseline skeleton is not valid: nested too deeply") from None
     except ValueError as exc:
         raise SpecFormatError(f"the baseline skeleton is not valid: {str(exc).splitlines()[0]}") from None
 
@@ -248,7 +268,7 @@ def parse_baseline(text: str) -> MergedSkeleton:
 def parse(text: str) -> SpecDocument:
     front = parse_front(text)
     baseline = parse_baseline(text)
-    body = _FRONT.sub("", text, count=1)
+    body = text[_front_end(text) or 0 :]
     title_match = re.search(r"^# (.+)$", body, re.MULTILINE)
     sections: dict[str, str] = {}
     headings = list(_HEADING.finditer(body))
@@ -261,10 +281,11 @@ def parse(text: str) -> SpecDocument:
         block = _NEXT_BLOCK.search(chunk)
         if block:
             chunk = chunk[:block.start()]
-        sections[SECTIONS[number - 1][0]] = _BASELINE.sub("", chunk).strip()
-    extra = body[_NEXT_BLOCK.search(body).start():] if _NEXT_BLOCK.search(body) else ""
+        sections[SECTIONS[number - 1][0]] = remove(chunk, _baselines(chunk)).strip()
+    next_block = _NEXT_BLOCK.search(body)
+    extra = body[next_block.start():] if next_block else ""
     return SpecDocument(front=front, title=title_match.group(1).strip() if title_match else "",
-                        sections=sections, baseline=baseline, extra_blocks=_BASELINE.sub("", extra).strip(),
+                        sections=sections, baseline=baseline, extra_blocks=remove(extra, _baselines(extra)).strip(),
                         body=text)
 
 
@@ -273,11 +294,13 @@ def replace_baseline(text: str, baseline: MergedSkeleton, front_updates: dict[st
     the nine sections are kept byte for byte."""
     front = parse_front(text)
     front.update(front_updates)
-    text = _FRONT.sub(lambda _m: render_front(front), text, count=1)
+    text = render_front(front) + text[_front_end(text) or 0 :]
     start = text.find("\n## Diagrams\n")
-    end_match = _BASELINE.search(text)
-    if start != -1 and end_match is not None and start < end_match.start():
-        tail = text[end_match.end():]
+    old = first(_baselines(text))
+    if start != -1 and old is not None and start < old.start:
+        tail = text[old.end:]
         return (text[:start + 1] + diagrams(baseline) + "\n" + inventory(baseline) + "\n" + baseline_comment(baseline)
                 + tail)
-    return _BASELINE.sub(lambda _m: baseline_comment(baseline), text, count=1)
+    if old is None:
+        return text
+    return text[: old.start] + baseline_comment(baseline) + text[old.end :]

@@ -16,6 +16,7 @@ published for another feature is refused (E_PRECONDITION), never planned from it
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Annotated, NotRequired, TypedDict
 
 from pydantic import ConfigDict, Field, with_config
@@ -30,8 +31,9 @@ from mcp_tools.services import Services
 
 IssueUrl = Annotated[str, Field(description="the published issue's URL (…/owner/repo/issues/N)")]
 FeatureId = Annotated[str, Field(description="feature id, NNN-slug (e.g. 003-web-ai-agent)")]
-_ARTIFACT = re.compile(r"<!-- code3:artifact=(?P<name>[^ ]+) -->\n(?P<fence>`{4,})markdown\n"
-                       r"(?P<text>.*?)\n(?P=fence)\n", re.DOTALL)
+_ARTIFACT = "<!-- code3:artifact="
+_FENCE = re.compile(r"`{4,}")
+_FENCE_LINE = re.compile(r"\n(`{4,})(?=\n)")  # a line of backticks alone: each run is read once
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -59,7 +61,31 @@ def render_comment(kind: str, feature_id: str, artifacts: dict[str, str]) -> str
 
 
 def read_artifacts(body: str) -> dict[str, str]:
-    return {m["name"]: m["text"] + "\n" for m in _ARTIFACT.finditer(body)}
+    """The artifacts of a comment render_comment wrote: `<!-- code3:artifact=NAME -->`, a fence of four or
+    more backticks with `markdown`, the text, the same fence alone on a line. Linear in the body (anyone
+    can write a comment): each opening finds its closing fence in an index of the fence lines by length,
+    never by scanning the rest of the body again."""
+    found: dict[str, str] = {}
+    closing: dict[int, list[int]] | None = None  # fence length -> where its lines begin ("\n" included)
+    pos = 0
+    while (opening := body.find(_ARTIFACT, pos)) >= 0:
+        pos = opening + 1
+        name_start = opening + len(_ARTIFACT)
+        space = body.find(" ", name_start)
+        fence = _FENCE.match(body, space + 5) if space > name_start and body.startswith(" -->\n", space) else None
+        if fence is None or not body.startswith("markdown\n", fence.end()):
+            continue
+        if closing is None:
+            closing = {}
+            for line in _FENCE_LINE.finditer(body):
+                closing.setdefault(len(line[1]), []).append(line.start())
+        text_start, size = fence.end() + len("markdown\n"), fence.end() - fence.start()
+        ends = closing.get(size, [])
+        at = bisect_left(ends, text_start)
+        if at < len(ends):
+            found[body[name_start:space]] = body[text_start : ends[at]] + "\n"
+            pos = ends[at] + size + 2
+    return found
 
 
 def _issue(s: Services, issue_url: str, feature_id: str) -> tuple[str, int, IssueRef]:

@@ -1,0 +1,143 @@
+"""Parsing time of hostile text grows linearly: each parser of text others write, at n and 4n bytes.
+
+A spec, an issue body, a plan comment and a model's answer are written by others. Each case below is the
+input that made (or would make) a backtracking pattern rescan the rest of the text at every position: 300 KB
+of repeated `<!-- baseline-skeleton: {` kept `diff` in a regular expression for 15-22 s, holding the GIL.
+
+Judged by ratio, so the targets hold on any machine: t(8n) / t(n) ≤ 24 (linear work gives about 8, the
+caches up to twice that, quadratic 64). The time of the 5 MB input (the size cap of a read) is shown beside
+it. The suite runs the same cases at 5 MB under a timeout (tests/unit/test_hostile_inputs.py).
+
+Run: `.venv/bin/python -m benchmarks.hostile_inputs` (SMALL_KB=… to change n).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.report import Row, format_table, median
+
+SMALL_KB = int(os.environ.get("SMALL_KB", "512"))
+GROWTH = 8
+MAX_RATIO = 24.0
+NOISE_FLOOR_S = 0.02
+"""A parse of the 8n input under this is taken as passed whatever its ratio: at a millisecond or less the
+allocator and the caches (a 4 MB slice is page faults) weigh more than the parse, while a quadratic parse of
+4 MB takes minutes."""
+CAP_BYTES = 5 * 1024 * 1024
+FRONT = '---\ntype: module-spec\nversion: 2\nsourceTarget: "src"\n---\n# Module spec: src\n'
+
+
+@dataclass(frozen=True)
+class Case:
+    """One parser and a generator of hostile text of about `size` characters for it."""
+
+    name: str
+    parse: Callable[[str], Any]
+    text: Callable[[int], str]
+
+
+def _repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:
+    return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+
+def _spec_parse(text: str) -> Any:
+    from domain.spec_document import SpecFormatError, parse
+    try:
+        return parse(text)
+    except SpecFormatError as exc:
+        return exc
+
+
+def _meta(text: str) -> Any:
+    from domain.metadata import IssueMetadata
+    try:
+        return IssueMetadata.from_body(text)
+    except ValueError as exc:
+        return exc
+
+
+def _strip(text: str) -> str:
+    from domain.metadata import strip_block
+    return strip_block(text)
+
+
+def _artifacts(text: str) -> dict[str, str]:
+    from mcp_tools.lifecycle.remote_artifacts import read_artifacts
+    return read_artifacts(text)
+
+
+def _short_name(text: str) -> str:
+    from domain.spec import short_name
+    return short_name(text)
+
+
+def _sections(text: str) -> dict[str, str]:
+    from mcp_tools.reverse_spec.author import split_sections
+    return split_sections(text)
+
+
+def _fences(size: int) -> str:
+    """Artifact openings whose fences all differ in length, none closed."""
+    parts, total, width = [], 0, 4
+    while total < size:
+        part = f"<!-- code3:artifact=a.md -->\n{'`' * width}markdown\nx\n"
+        parts.append(part)
+        total += len(part)
+        width = 4 + (width - 3) % 64
+    return "".join(parts)
+
+
+CASES: tuple[Case, ...] = (
+    Case("spec: repeated baseline openers", _spec_parse,
+         lambda n: _repeat("<!-- baseline-skeleton: {", n, FRONT)),
+    Case("spec: baseline openers in a section", _spec_parse,
+         lambda n: _repeat("<!-- baseline-skeleton: {}\n## 1. x\n", n, FRONT)),
+    Case("spec: front matter never closed", _spec_parse, lambda n: _repeat("a: 1\n---\n-", n, "---\n")),
+    Case("issue: code3-meta opener and blank lines", _meta, lambda n: _repeat("\n", n, "```code3-meta")),
+    Case("issue: repeated code3-meta openers", _strip, lambda n: _repeat("```code3-meta\n{", n)),
+    Case("plan comment: unclosed artifact fences", _artifacts, _fences),
+    Case("feature description: short words", _short_name, lambda n: _repeat("xy ", n)),
+    Case("model answer: heading-like lines", _sections, lambda n: _repeat("## \n\t", n, "## 1", "x")),
+)
+
+
+def seconds(case: Case, size: int, runs: int = 5) -> float:
+    """Median parse time of the case's text of `size` characters (built outside the timing; one run first to
+    warm up)."""
+    text = case.text(size)
+    case.parse(text)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        case.parse(text)
+        times.append(time.perf_counter() - start)
+    return median(times)
+
+
+def rows(small_kb: int = SMALL_KB) -> list[Row]:
+    out = []
+    for case in CASES:
+        small = seconds(case, small_kb * 1024)
+        large = seconds(case, small_kb * 1024 * GROWTH)
+        ratio = large / max(small, 1e-9)
+        passed = ratio <= MAX_RATIO or large <= NOISE_FLOOR_S
+        out.append(Row(f"{case.name}: t({GROWTH}n)/t(n), n={small_kb} KB", ratio, "x", None,
+                       f"≤ {MAX_RATIO:g}x", passed))
+        out.append(Row(f"{case.name}: {GROWTH}n = {small_kb * GROWTH // 1024} MB", large * 1000, "ms"))
+        out.append(Row(f"{case.name}: 5 MB", seconds(case, CAP_BYTES, runs=1) * 1000, "ms"))
+    return out
+
+
+def main() -> int:
+    table = rows()
+    print(format_table(table))
+    return 0 if all(r.passed is not False for r in table) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

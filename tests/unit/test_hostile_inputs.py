@@ -1,0 +1,95 @@
+"""Text others write is parsed in linear time (issue 18, class 4): the hostile inputs of
+benchmarks/hostile_inputs.py at the 5 MB cap finish well within the timeout, and the linear scanners that
+replaced the backtracking patterns find exactly what those patterns found (the patterns are the oracle on
+small texts, where their cost does not matter)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.hostile_inputs import CAP_BYTES, CASES, FRONT, Case
+from domain import metadata, spec_document
+from domain.skeleton import MergedSkeleton
+from domain.spec_document import SpecFormatError, parse, parse_baseline
+from domain.text_scan import remove
+from mcp_tools.lifecycle.remote_artifacts import read_artifacts, render_comment
+
+OLD_BASELINE = re.compile(r"<!-- baseline-skeleton: (\{.*?\}) -->", re.DOTALL)
+OLD_META = re.compile(r"```code3-meta\s*\n(.*?)\n```", re.DOTALL)
+OLD_ARTIFACT = re.compile(r"<!-- code3:artifact=(?P<name>[^ ]+) -->\n(?P<fence>`{4,})markdown\n"
+                          r"(?P<text>.*?)\n(?P=fence)\n", re.DOTALL)
+
+
+def _texts(pieces: list[str], max_size: int = 14) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_5_mb_hostile_input_is_parsed_within_the_timeout(case: Case) -> None:
+    # before the linear scanners, the first case took 15-22 s at 300 KB and hours at 5 MB
+    text = case.text(CAP_BYTES)
+    assert len(text) >= CAP_BYTES * 0.9
+    result = case.parse(text)
+    assert not isinstance(result, dict) or result == {}  # none of them holds a well-formed artifact
+
+
+@pytest.mark.timeout(20)
+def test_a_5_mb_spec_of_repeated_baseline_openers_is_refused_as_not_a_spec() -> None:
+    text = FRONT + "<!-- baseline-skeleton: {" * (CAP_BYTES // 25)
+    with pytest.raises(SpecFormatError, match="no <!-- baseline-skeleton"):
+        parse(text)
+
+
+@pytest.mark.timeout(20)
+def test_a_baseline_nested_past_the_parsers_stack_is_a_format_error_not_a_crash() -> None:
+    text = FRONT + "<!-- baseline-skeleton: {\"files\":" + "[" * 200_000 + "} -->\n"
+    with pytest.raises(SpecFormatError, match="not valid"):
+        parse_baseline(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(["<!-- baseline-skeleton: {", "} -->", "}", " -->", "{", "x", "\n"]))
+def test_the_baseline_scanner_finds_what_the_old_pattern_found(text: str) -> None:
+    match = OLD_BASELINE.search(text)
+    span = next(spec_document._baselines(text), None)
+    assert (tuple(span) if span else None) == (
+        (match.start(), match.start(1), match.end(1), match.end()) if match else None)
+    assert remove(text, spec_document._baselines(text)) == OLD_BASELINE.sub("", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(["```code3-meta", "\n", " ", "\t", "```", "\n```", "{}", "x"]))
+def test_the_issue_metadata_scanner_finds_what_the_old_pattern_found(text: str) -> None:
+    match = OLD_META.search(text)
+    span = next(metadata._blocks(text), None)
+    assert (tuple(span) if span else None) == (
+        (match.start(), match.start(1), match.end(1), match.end()) if match else None)
+    assert metadata.strip_block(text) == OLD_META.sub("", text).rstrip() + "\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(["<!-- code3:artifact=a -->\n````markdown\n", "<!-- code3:artifact=b -->\n`````markdown\n",
+               "<!-- code3:artifact=", " -->\n", "x", "\n````\n", "\n`````\n", "````", "\n", "`", " "]))
+def test_the_artifact_scanner_finds_what_the_old_pattern_found(text: str) -> None:
+    assert read_artifacts(text) == {m["name"]: m["text"] + "\n" for m in OLD_ARTIFACT.finditer(text)}
+
+
+def test_artifacts_written_by_render_comment_read_back_whatever_fences_they_hold() -> None:
+    artifacts = {"plan.md": "# Plan\n\n````\nnested fence\n````\n", "research.md": "no fence\n"}
+    assert read_artifacts(render_comment("plan", "001-x", artifacts)) == artifacts
+
+
+def test_front_matter_and_baseline_round_trip_through_render_and_parse() -> None:
+    baseline = MergedSkeleton.build("src", [])
+    text = spec_document.render({"type": "module-spec", "version": 2, "relatedFiles": ["a.py"]}, "Module spec: src",
+                                {"intent": "Does -- things"}, baseline)
+    document = parse(text)
+    assert document.front["relatedFiles"] == ["a.py"] and document.baseline == baseline
+    assert document.sections["intent"] == "Does -- things"
+    replaced = spec_document.replace_baseline(text, baseline, {"version": 3})
+    assert parse(replaced).version == 3 and parse(replaced).sections == document.sections
