@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 import anyio
-from mcp.shared.exceptions import MCPError
 from mcp.types import EmptyResult
 
 from mcp_tools.codenexus.errors import INVALID_PARAMS, nexus_error
@@ -29,7 +28,13 @@ log = logging.getLogger("code3.codenexus.subscriptions")
 PREFIXES = ("codenexus://file/", "codenexus://relationships/")
 TAGS_URI = "codenexus://tags"
 POLL_S = float(os.environ.get("CODE3_NEXUS_POLL_S", "0.2"))
-MAX_SUBSCRIPTIONS = 10_000
+MAX_URI_CHARS = 2048
+"""A resource URI longer than this is refused (a path is at most 4096 bytes, but no project file's URI
+comes near: the cap keeps one request from storing megabytes)."""
+MAX_PER_SESSION = 256
+"""Subscriptions one session (connection) may hold at once."""
+MAX_SUBSCRIPTIONS = 4096
+"""Subscriptions the server holds over all sessions: with the caps above, at most 8 MB of URIs."""
 PAGE = 500
 
 
@@ -89,27 +94,53 @@ class Hub:
         # normalised URI -> {connection: (a session on it, the URI as it subscribed)}; the SDK makes a session
         # object per request, so a subscriber is known by its connection
         self.sessions: dict[str, dict[Any, tuple[Any, str]]] = {}
+        self.by_connection: dict[Any, set[str]] = {}  # connection -> the normalised URIs it subscribed to
+        self.total = 0
         self.position: int | None = None
 
     async def subscribe(self, ctx: Any, params: Any) -> EmptyResult:
         uri = str(params.uri)
+        if len(uri) > MAX_URI_CHARS:
+            raise nexus_error(INVALID_PARAMS, f"the resource URI is {len(uri)} characters long; at most "
+                                              f"{MAX_URI_CHARS} are accepted (a CodeNexus URI names one file)")
         if not is_ours(normal(uri)):
             raise nexus_error(INVALID_PARAMS, f"{uri[:200]!r} is not a CodeNexus resource "
                                               "(codenexus://file/{path}, codenexus://relationships/{path}, "
                                               "codenexus://tags)")
-        if sum(len(v) for v in self.sessions.values()) >= MAX_SUBSCRIPTIONS:
-            raise MCPError(INVALID_PARAMS, "too many subscriptions on this server; unsubscribe first")
+        key, connection = normal(uri), _connection(ctx)
+        mine = self.by_connection.get(connection, set())
+        if key not in mine:
+            if len(mine) >= MAX_PER_SESSION:
+                raise nexus_error(INVALID_PARAMS, f"this session already holds {MAX_PER_SESSION} subscriptions, "
+                                                  "the most one session may; unsubscribe (resources/unsubscribe) "
+                                                  "from one first, or subscribe to codenexus://tags for changes "
+                                                  "anywhere")
+            if self.total >= MAX_SUBSCRIPTIONS:
+                raise nexus_error(INVALID_PARAMS, f"the server holds {MAX_SUBSCRIPTIONS} subscriptions, the most it "
+                                                  "keeps; unsubscribe first or try again later")
         if self.position is None:  # from now on, nothing is missed
             self.position = await anyio.to_thread.run_sync(self.runtime.run, _head)
-        self.sessions.setdefault(normal(uri), {})[_connection(ctx)] = (ctx.session, uri)
+        if key not in mine:
+            self.by_connection.setdefault(connection, set()).add(key)
+            self.total += 1
+        self.sessions.setdefault(key, {})[connection] = (ctx.session, uri)
         return EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: Any) -> EmptyResult:
-        subscribed = self.sessions.get(normal(str(params.uri)), {})
-        subscribed.pop(_connection(ctx), None)
-        if not subscribed:
-            self.sessions.pop(normal(str(params.uri)), None)
+        self._drop(_connection(ctx), normal(str(params.uri)))
         return EmptyResult()
+
+    def _drop(self, connection: Any, key: str) -> None:
+        subscribed = self.sessions.get(key, {})
+        subscribed.pop(connection, None)
+        if not subscribed:
+            self.sessions.pop(key, None)
+        mine = self.by_connection.get(connection)
+        if mine is not None and key in mine:
+            mine.discard(key)
+            self.total -= 1
+            if not mine:
+                del self.by_connection[connection]
 
     def _active(self) -> bool:
         """Poll when a session subscribed, when the server is CodeNexus's own, or once services exist."""
@@ -162,10 +193,8 @@ class Hub:
         await self.bus.publish(ResourcesListChanged())
 
     def _forget(self, connection: Any) -> None:
-        for uri in list(self.sessions):
-            self.sessions[uri].pop(connection, None)
-            if not self.sessions[uri]:
-                del self.sessions[uri]
+        for key in list(self.by_connection.get(connection, ())):
+            self._drop(connection, key)
 
 
 def _connection(ctx: Any) -> Any:
