@@ -4,16 +4,27 @@ A path is accepted only when, after resolving symlinks, it lies inside the proje
 state directory (`.code3/`: the event store, keys, tokens), outside `.git/` and any keystore, is not a
 key or secret file, and (for reads) is a regular file of bounded size. Refusals carry a `reason` so
 each seed family can answer in its own error codes (CodeNexus -32001 for "forbidden", …).
+
+Reads, writes and walks of project files happen here too (`read_text`, `write_text`, `walk`, `scan`):
+while the resolver acts it marks a context variable (`resolver_acting`), so a test's audit hook can tell
+its file-system calls from any other code's that reaches the project by a path of its own.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from domain.errors import Code, Code3Error
 from domain.values import parse_project_path
+
+T = TypeVar("T")
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 SECRET_NAMES = frozenset({"webhook_secret", "serve_token", ".env", "id_rsa", "id_ed25519", ".netrc", ".pgpass"})
@@ -21,6 +32,30 @@ SECRET_SUFFIXES = (".key", ".pem", ".p12", ".pfx", ".keystore")
 
 _CODES = {"invalid": Code.VALIDATION, "outside": Code.UNAUTHORIZED, "forbidden": Code.UNAUTHORIZED,
           "not_found": Code.NOT_FOUND, "not_regular": Code.VALIDATION, "too_large": Code.VALIDATION}
+
+
+_ACTING: contextvars.ContextVar[bool] = contextvars.ContextVar("code3_resolver_acting", default=False)
+STATE_NAMES = frozenset({".code3", ".git"})  # never walked into, at any depth (nested clones, submodules)
+
+
+def resolver_acting() -> bool:
+    """True while the resolver itself touches the file system (read by the resolver-only audit test)."""
+    return _ACTING.get()
+
+
+@contextmanager
+def _acting() -> Iterator[None]:
+    token = _ACTING.set(True)
+    try:
+        yield
+    finally:
+        _ACTING.reset(token)
+
+
+def in_context(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn` bound to a copy of the caller's context: a worker thread running it acts for the resolver too."""
+    context = contextvars.copy_context()
+    return lambda *args, **kwargs: context.copy().run(fn, *args, **kwargs)
 
 
 class PathRefused(Code3Error):
@@ -63,7 +98,8 @@ class ProjectPaths:
             raise PathRefused("invalid", f"a part of {relative[:60]!r}... is longer than 255 bytes",
                               "pass a path whose file and directory names fit the file system (255 bytes each)")
         try:
-            return self._checked(relative, kind, must_exist)
+            with _acting():
+                return self._checked(relative, kind, must_exist)
         except OSError as exc:  # a name the file system refuses, a loop of symlinks, an unreadable directory
             raise PathRefused("invalid", f"{relative[:80]!r} cannot be used as a path ({exc.strerror or exc})",
                               "pass an ordinary path inside the project") from None
@@ -94,9 +130,21 @@ class ProjectPaths:
         """The project-relative posix form of a resolved path."""
         return real.resolve().relative_to(self.root).as_posix()
 
+    def read_bytes(self, value: object) -> bytes:
+        """A regular file's content; the file is opened without following a symlink swapped in since."""
+        real = self.resolve(value)
+        try:
+            with _acting():
+                fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "rb") as fh:
+                    return fh.read(self.max_bytes)
+        except OSError as exc:
+            raise PathRefused("invalid", f"{value!r} cannot be read ({exc.strerror or type(exc).__name__})",
+                              "pass an ordinary file inside the project") from None
+
     def read_text(self, value: object) -> str:
         """A regular text file's content (UTF-8); binary content is refused, not decoded with losses."""
-        data = self.resolve(value).read_bytes()
+        data = self.read_bytes(value)
         if b"\x00" in data[:8192]:
             raise PathRefused("not_regular", f"{value!r} is a binary file", "pass a text file")
         try:
@@ -104,6 +152,49 @@ class ProjectPaths:
         except UnicodeDecodeError:
             raise PathRefused("not_regular", f"{value!r} is not UTF-8 text", "pass a UTF-8 text file") from None
 
+    def write_text(self, value: object, text: str) -> Path:
+        """Write a project file atomically, after the resolver accepted its path (never through a symlink out,
+        never into the state directory or a key); missing parent directories are created."""
+        real = self.resolve(value, must_exist=False)
+        from adapters.atomic_write import write_text_atomic
+
+        with _acting():
+            write_text_atomic(real, text)
+        return real
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a file-system step that the resolver vouches for (a lock on a resolved directory, the code
+        parser's scan of a resolved target, which walks by `walk`'s rules: no symlink followed, the state
+        directory and `.git` pruned, key files never read); its worker threads act for it through
+        `in_context`."""
+        with _acting():
+            return fn(*args, **kwargs)
+
+    def walk(self, value: object = ".", *, suffix: str = "") -> Iterator[str]:
+        """The project-relative paths of the regular files under a directory (sorted, depth first) whose
+        name ends with `suffix`: symlinks are never followed (a symlinked directory could lead out of the
+        project or loop), the state directory, `.git` and secret files are skipped, unreadable directories
+        are passed over."""
+        top = self.resolve(value, kind="dir")
+        stack = [top]
+        while stack:
+            directory = stack.pop()
+            try:
+                with _acting(), os.scandir(directory) as it:
+                    entries = sorted(it, key=lambda e: e.name, reverse=True)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                path = Path(entry.path)
+                if stat.S_ISDIR(mode):
+                    if entry.name not in STATE_NAMES and not any(path == p for p in self.private_dirs):
+                        stack.append(path)
+                elif stat.S_ISREG(mode) and entry.name.endswith(suffix) and not _is_secret(path):
+                    yield path.relative_to(self.root).as_posix()
 
 def _is_secret(path: Path) -> bool:
     return path.name in SECRET_NAMES or path.name.endswith(SECRET_SUFFIXES)

@@ -4,7 +4,6 @@ catching it up."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from uuid import UUID, uuid4
 from adapters.event_store import Change
 from adapters.git import GitError, git
 from adapters.paths import PathRefused, ProjectPaths
+from adapters.private_files import write_private
 from domain.file_meta import FileMeta, FilePath, NexusBaseline
 from mcp_tools.services import Services
 from projections import codenexus
@@ -41,16 +41,8 @@ _PROJECT_IDS: dict[Path, str] = {}
 
 def read_or_create_project_id(state: Path) -> str:
     path = state / "project_id"
-    if not path.exists():
-        state.mkdir(parents=True, exist_ok=True)
-        tmp = state / f"project_id.{os.getpid()}.tmp"
-        tmp.write_text(str(uuid4()) + "\n")
-        try:
-            os.link(tmp, path)  # atomic and never overwrites: a racing process keeps the first id
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink()
+    if not path.exists():  # 0600 in a 0700 directory whatever the umask; a racing process keeps the first id
+        write_private(path, (str(uuid4()) + "\n").encode(), overwrite=False)
     found = path.read_text().strip()
     if not found or len(found) > 100:
         raise RuntimeError(f"{path} is empty or damaged; restore it from a backup (file ids derive from it)")

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from adapters.paths import PathRefused, ProjectPaths
 from domain.file_meta import FileMeta
 from mcp_tools.codenexus.answers import DeriveAnswer
 from mcp_tools.codenexus.context import file_change, fresh, locate, project_paths, save
@@ -34,18 +35,30 @@ def _parser(s: Services) -> Any:
 
 
 def proposed_imports(s: Services, target: str) -> tuple[dict[str, dict[str, str]], int, int]:
-    """source path -> {target path: specifier}, files scanned, imports that did not resolve in the project."""
-    merged = _parser(s).scan(s.project, target)
+    """source path -> {target path: specifier}, files scanned, imports that did not resolve in the project.
+
+    An import the resolver refuses (a key, a secret, the state directory, `.git`, a symlink out) counts as
+    unresolved: recording it would register that file and tell which keys and secrets exist."""
+    paths = project_paths(s)
+    merged = paths.run(_parser(s).scan, s.project, target)
     found: dict[str, dict[str, str]] = {}
     unresolved = 0
     for skeleton in merged.files:
         for imported in skeleton.imports:
-            if imported.resolved is None:
+            if imported.resolved is None or not _recordable(paths, imported.resolved):
                 unresolved += 1
-            elif imported.resolved != skeleton.path and (s.project / imported.resolved).is_file():
+            elif imported.resolved != skeleton.path:
                 found.setdefault(skeleton.path, {}).setdefault(imported.resolved, imported.specifier)
         found.setdefault(skeleton.path, {})
     return found, len(merged.files), unresolved
+
+
+def _recordable(paths: ProjectPaths, rel: str) -> bool:
+    """A regular file the resolver accepts, named by its own path (not reached through a symlink)."""
+    try:
+        return paths.relative(paths.resolve(rel, kind="file")) == rel
+    except PathRefused:
+        return False
 
 
 @tool("derive_relationships", profiles=PROFILES, idempotent=True, open_world=False)

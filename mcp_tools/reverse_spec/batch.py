@@ -18,9 +18,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from adapters.atomic_write import write_text_atomic
 from adapters.files import locked
 from adapters.llm.port import LLMFailed
+from adapters.paths import PathRefused
+from adapters.private_files import private_dir, write_private
 from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
 from domain.spec_document import render_front
@@ -30,6 +31,7 @@ from mcp_tools.reverse_spec.common import (
     PROFILE,
     failed,
     parser_of,
+    paths_of,
     redacted,
     relative,
     resolve,
@@ -65,7 +67,7 @@ class Checkpoint:
 
     def save(self) -> None:
         text = json.dumps(self.data, indent=1, sort_keys=True)
-        write_text_atomic(self.path, text)
+        write_private(self.path, text.encode("utf-8"))  # state: 0600 in a 0700 directory, whatever the umask
 
 
 def render_index(root: str, graph: ModuleGraph, keys: dict[str, str], specs: dict[str, str], version: int,
@@ -96,21 +98,22 @@ def run_batch(s: Services, project_root: str | None = None, force: bool = False,
     """One batch at a time per project (a lock beside the checkpoint): a second one waits, then finds the
     first one's work done."""
     real = resolve(s, project_root or ".", kind="dir")
-    with locked(s.project / CHECKPOINT.parent):
+    with locked(private_dir(s.project / CHECKPOINT.parent)):
         return _run_batch(s, real, force, progress)
 
 
 def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) -> BatchAnswer:
     started = time.monotonic()
     root = relative(s, real)
-    merged = redacted(parser_of(s).scan(s.project, root))
+    paths = paths_of(s)
+    merged = redacted(paths.run(parser_of(s).scan, s.project, root))
     graph = build(merged)
     checkpoint = Checkpoint(s.project, root)
     known = checkpoint.state.setdefault("surfaces", {})
     keys = graph.keys(known)
     for gone in set(known) - {f.path for f in merged.files}:
         del known[gone]
-    out_dir = real / "specs"
+    out_dir = paths.resolve(f"{root}/specs", kind="dir", must_exist=False)  # refused before anything is written
     successful: list[str] = []
     skipped: list[str] = []
     degraded: list[str] = []
@@ -119,8 +122,15 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
     total = len(graph.order) + 1
     for done, module in enumerate(graph.order, 1):
         entry = checkpoint.modules.get(module)
-        spec_file = out_dir / spec_name(module)
-        if not force and entry and entry.get("key") == keys[module] and spec_file.is_file():
+        try:  # a name too long for the file system, a spec file that is a symlink out: this module fails
+            spec_file = paths.resolve(f"{root}/specs/{spec_name(module)}", kind="file", must_exist=False)
+        except PathRefused as exc:
+            spec_file = None
+            failures.append({"module": module, "error": exc.message})
+            checkpoint.modules.pop(module, None)
+        if spec_file is None:
+            pass
+        elif not force and entry and entry.get("key") == keys[module] and spec_file.is_file():
             skipped.append(module)
         else:
             try:
@@ -133,6 +143,10 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
                 if exc.code == Code.PRECONDITION:  # e.g. 未检测到 ANTHROPIC_API_KEY: the same for every module
                     raise
                 failures.append({"module": module, "error": exc.message})
+                checkpoint.modules.pop(module, None)
+            except OSError as exc:  # the file system refused this module's spec: its reason, not the full path
+                failures.append({"module": module, "error": f"{spec_name(module)[:80]}: "
+                                 f"{exc.strerror or type(exc).__name__}"})
                 checkpoint.modules.pop(module, None)
             else:
                 successful.append(module)
@@ -148,12 +162,13 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
         del checkpoint.modules[gone]
     specs = {m: e["specPath"] for m, e in checkpoint.modules.items()}
     index_key = json.dumps(sorted(keys.items()))
-    index_file = out_dir / INDEX_NAME
+    index_file = paths.resolve(f"{root}/specs/{INDEX_NAME}", kind="file", must_exist=False)
     index_generated = force or bool(successful) or checkpoint.state.get("index") != index_key \
         or not index_file.is_file()
     if index_generated:
-        text = render_index(root, graph, keys, specs, previous_version(index_file) + 1, api_hash(merged.files))
-        write_text_atomic(index_file, text)
+        text = render_index(root, graph, keys, specs, previous_version(paths, index_file) + 1,
+                            api_hash(merged.files))
+        paths.write_text(relative(s, index_file), text)
         checkpoint.state["index"] = index_key
     checkpoint.save()
     if progress is not None:

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from adapters.code_parser.scan import MAX_BYTES as MAX_SOURCE_BYTES
+from adapters.code_parser.scan import classify_content
 from adapters.paths import PathRefused, ProjectPaths
+from adapters.private_files import private_dir, private_file
 from adapters.redact import redact
 from domain.errors import Code, Code3Error
 from domain.skeleton import Export, MergedSkeleton
@@ -64,9 +67,8 @@ def parser_of(s: Services) -> Any:
     if parser is None:
         from adapters.code_parser import SkeletonCache, TreeSitterCodeParser
 
-        state = s.project / ".code3"
-        state.mkdir(parents=True, exist_ok=True)
-        parser = TreeSitterCodeParser(cache=SkeletonCache(state / CACHE_FILE))
+        state = private_dir(s.project / ".code3")
+        parser = TreeSitterCodeParser(cache=SkeletonCache(private_file(state / CACHE_FILE)))
         if hasattr(s, "parser"):
             s.parser = parser
     return parser
@@ -93,14 +95,29 @@ def load_skeleton(s: Services, value: str, redactions: Counter[str] | None = Non
     real = resolve(s, value)
     rel = relative(s, real)
     parser = parser_of(s)
+    paths = paths_of(s)
     if real.is_file():
+        check_single_file(s, rel, getattr(parser, "max_bytes", MAX_SOURCE_BYTES))
         try:
-            skeleton = parser.parse_file(s.project, rel)
+            skeleton = paths.run(parser.parse_file, s.project, rel)
         except ValueError:
             raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED}: {rel}: 不支持的语言",
                              "pass a source file of a supported language, or its directory") from None
         return rel, redacted(MergedSkeleton.build(rel, [skeleton]), redactions)
-    return rel, redacted(parser.scan(s.project, rel), redactions)
+    return rel, redacted(paths.run(parser.scan, s.project, rel), redactions)
+
+
+def check_single_file(s: Services, rel: str, max_bytes: int) -> None:
+    """The checks a directory scan makes of each file, made of a single file target: an oversized one is
+    "too large", a binary one is said to be binary (neither is an "unsupported language")."""
+    size = paths_of(s).resolve(rel).stat().st_size
+    if size > max_bytes:
+        raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED}: {rel}: 文件过大 (too large: {size} bytes, the limit is "
+                         f"{max_bytes})", "pass a smaller file, or its directory (where oversized files are "
+                         "skipped and counted)")
+    if classify_content(paths_of(s).read_bytes(rel)) == "binary":
+        raise Code3Error(Code.VALIDATION, f"{PARSE_FAILED}: {rel}: 二进制文件 (a binary file, not source text)",
+                         "pass a source file, or its directory (where binary files are skipped and counted)")
 
 
 # (path, content sha256) -> the file's exports with secrets redacted (None: nothing to redact), and the counts

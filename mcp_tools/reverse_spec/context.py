@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from domain.skeleton import Export, MergedSkeleton
 from domain.skeleton_text import file_text
@@ -61,13 +61,13 @@ class Context:
                 "warnings": self.warnings}
 
 
-def snippets(root: Path, merged: MergedSkeleton, redactions: Counter[str]) -> list[Piece]:
+def snippets(paths: ProjectPaths, merged: MergedSkeleton, redactions: Counter[str]) -> list[Piece]:
     """The bodies of the callable exports and members, secrets redacted (deep mode)."""
     pieces: list[Piece] = []
     for f in merged.files:
         try:
-            lines = (root / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            lines = paths.read_bytes(f.path).decode("utf-8", errors="replace").splitlines()
+        except PathRefused:
             continue
 
         def add(export: Export, owner: str = "", path: str = f.path, language: str = f.language,
@@ -92,41 +92,51 @@ def snippets(root: Path, merged: MergedSkeleton, redactions: Counter[str]) -> li
     return pieces
 
 
-def dependency_specs(root: Path, merged: MergedSkeleton, specs_dir: Path) -> list[Piece]:
-    """Specs already written (reverse-spec `.spec.md` files) for the files the target imports from outside it."""
+def dependency_specs(paths: ProjectPaths, merged: MergedSkeleton, specs_dir: str = "specs") -> list[Piece]:
+    """Specs already written (reverse-spec `.spec.md` files) for the files the target imports from outside it.
+
+    The specs are found by the resolver's walk: a symlink under `specs/` is never followed (its target could
+    be any file of the machine, whose text would then reach the model), nor is the state directory read."""
     inside = {f.path for f in merged.files}
     wanted = sorted({i.resolved for f in merged.files for i in f.imports if i.resolved and i.resolved not in inside})
-    if not wanted or not specs_dir.is_dir():
+    if not wanted:
         return []
-    owners: dict[str, Path] = {}
-    for spec in sorted(specs_dir.rglob("*.spec.md")):
-        for related in _related_files(spec):
+    try:
+        found = list(paths.walk(specs_dir, suffix=".spec.md"))
+    except PathRefused:  # no specs directory, or one that leads out of the project
+        return []
+    owners: dict[str, str] = {}
+    for spec in sorted(found):
+        for related in _related_files(paths, spec):
             owners.setdefault(related, spec)
     pieces: list[Piece] = []
     for spec in dict.fromkeys(owners[w] for w in wanted if w in owners):
-        text = spec.read_text(encoding="utf-8")
+        try:
+            text = paths.read_text(spec)
+        except PathRefused:
+            continue
         body = text.split("\n---\n", 1)[-1].split("\n## Diagrams", 1)[0].strip()
         if len(body) > MAX_DEP_SPEC_CHARS:
             body = body[:MAX_DEP_SPEC_CHARS] + "\n[… cut]"
-        label = spec.relative_to(root).as_posix()
-        pieces.append(Piece("dependency-spec", label, f"### {label}\n{body}"))
+        pieces.append(Piece("dependency-spec", spec, f"### {spec}\n{body}"))
     return pieces
 
 
 _RELATED: dict[str, tuple[int, int, tuple[str, ...]]] = {}  # spec path -> (mtime_ns, size, relatedFiles)
 
 
-def _related_files(spec: Path) -> tuple[str, ...]:
+def _related_files(paths: ProjectPaths, spec: str) -> tuple[str, ...]:
     """A spec's `relatedFiles`, read once per version of the file (a batch asks for every module)."""
     try:
-        stat = spec.stat()
-        hit = _RELATED.get(str(spec))
+        real = paths.resolve(spec)
+        stat = real.stat()
+        hit = _RELATED.get(str(real))
         if hit is not None and hit[:2] == (stat.st_mtime_ns, stat.st_size):
             return hit[2]
-        related = tuple(str(r) for r in parse_front(spec.read_text(encoding="utf-8")).get("relatedFiles") or [])
-    except (OSError, UnicodeDecodeError, SpecFormatError):
+        related = tuple(str(r) for r in parse_front(paths.read_text(spec)).get("relatedFiles") or [])
+    except (OSError, PathRefused, SpecFormatError):
         return ()
-    _RELATED[str(spec)] = (stat.st_mtime_ns, stat.st_size, related)
+    _RELATED[str(real)] = (stat.st_mtime_ns, stat.st_size, related)
     return related
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from adapters.atomic_write import write_text_atomic
+from adapters.paths import PathRefused, ProjectPaths
 from domain.generated_spec import GeneratedSpec
 from domain.module_graph import api_hash
 from domain.skeleton import MergedSkeleton
@@ -22,6 +22,7 @@ from mcp_tools.reverse_spec.common import (
     PROFILE,
     failed,
     load_skeleton,
+    paths_of,
     relative,
     require_parsed,
     resolve,
@@ -63,13 +64,13 @@ class Written:
                 "warnings": self.warnings}
 
 
-def previous_version(path: Path) -> int:
+def previous_version(paths: ProjectPaths, path: Path) -> int:
     if not path.is_file():
         return 0
     try:
-        version = parse_front(path.read_text(encoding="utf-8")).get("version", 0)
+        version = parse_front(paths.read_text(paths.relative(path))).get("version", 0)
         return int(str(version).lstrip("v"))
-    except (OSError, SpecFormatError, ValueError):
+    except (OSError, PathRefused, SpecFormatError, ValueError):
         return 0
 
 
@@ -81,14 +82,15 @@ def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, 
     context = build_context(s, rel, merged, deep)
     authored = author.write(getattr(s, "llm", None), merged, rel, context)
     confidence = author.confidence(authored, merged, context)
-    target = out_dir / (name or spec_name(rel))
-    version = previous_version(target) + 1
+    paths = paths_of(s)  # the spec file through the resolver: never a symlink out, never into the state
+    target = paths.resolve(f"{relative(s, out_dir)}/{name or spec_name(rel)}", kind="file", must_exist=False)
+    version = previous_version(paths, target) + 1
     surface = api_hash(merged.files)
     front = {"type": "module-spec", "version": version, "sourceTarget": rel,
              "relatedFiles": [f.path for f in merged.files], "lastUpdated": now_iso(), "confidence": confidence,
              "skeletonHash": surface, "model": authored.model}
     text = render(front, f"Module spec: {rel}", authored.sections, merged)
-    write_text_atomic(target, text)
+    paths.write_text(relative(s, target), text)
     spec_path = relative(s, target)
     record_generated(s, spec_path, rel, surface, authored, version, confidence)
     return Written(spec_path, usage(authored.input_tokens, authored.output_tokens, estimated=authored.offline),

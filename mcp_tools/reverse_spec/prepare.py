@@ -12,7 +12,7 @@ from domain.skeleton import MergedSkeleton
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import context as ctx
 from mcp_tools.reverse_spec.answers import MergedSummary, PrepareAnswer
-from mcp_tools.reverse_spec.common import PROFILE, failed, load_skeleton, require_parsed, seed_errors
+from mcp_tools.reverse_spec.common import PROFILE, failed, load_skeleton, paths_of, require_parsed, seed_errors
 from mcp_tools.services import Services
 
 TargetPath = Annotated[str, Field(description="目标文件或目录路径（绝对或相对于 cwd）")]
@@ -22,8 +22,8 @@ Deep = Annotated[bool, Field(description="深度分析模式（包含函数体�
 def build_context(s: Services, rel: str, merged: MergedSkeleton, deep: bool,
                   budget: int = ctx.DEFAULT_BUDGET, redactions: Counter[str] | None = None) -> ctx.Context:
     redactions = redactions if redactions is not None else Counter()
-    bodies = ctx.snippets(s.project, merged, redactions) if deep else []
-    deps = ctx.dependency_specs(s.project, merged, s.project / "specs")
+    bodies = ctx.snippets(paths_of(s), merged, redactions) if deep else []
+    deps = ctx.dependency_specs(paths_of(s), merged)
     return ctx.assemble(rel, merged, deps=deps, bodies=bodies, budget=budget, redactions=redactions)
 
 
