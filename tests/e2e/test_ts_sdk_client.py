@@ -163,6 +163,8 @@ SCENARIO: list[Call] = [
     Call(REMOTE, "sponsor", "spec_mcp.publish_issue_with_metadata",
          fixed({"repo": "owner/repo", "feature_id": "003-web-ai-agent",
                 "spec_path": "specs/003-web-ai-agent/spec.md", "amount": "-1"}), Err(E, "E_VALIDATION")),
+    # seed 001 types feature_id `string | null`: an explicit null is accepted (after B.1, which numbers 004)
+    Call(REMOTE, "sponsor", "spec_mcp.specify", fixed({"feature_description": "Null id", "feature_id": None}), Ok()),
     Call(REMOTE, "sponsor", "add", fixed({"a": 1.5, "b": 2}), Ok()),
     # --- seed 001 C (server, the worker)
     SEED["C.2"], SEED["C.1"],
@@ -237,6 +239,10 @@ SCENARIO: list[Call] = [
     Call("codenexus", "sponsor", "remove_tag", fixed({"file_path": "src/app.py", "tags": ["entry"]}), Ok()),
     Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "src/missing.py", "tags": ["core"]}),
          Err("codenexus", -32000)),
+    Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "../outside.py", "tags": ["core"]}),
+         Err("codenexus", -32001)),
+    Call("codenexus", "sponsor", "add_comment", fixed({"file_path": ".code3/ledger.sqlite", "comment": "x"}),
+         Err("codenexus", -32001)),
     Call("codenexus", "sponsor", "describe_tag", fixed({"tag": "core", "description": "d", "color": "red"}),
          Err("codenexus", -32002)),
     Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "src/app.py", "tags": []}), Err("codenexus", -32002)),
