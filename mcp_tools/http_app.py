@@ -115,22 +115,66 @@ async def read_capped(receive: Callable[[], Any], cap: int, declared: int | None
             return b"".join(chunks)
 
 
+# --- the Host check ---------------------------------------------------------------------------------------------------
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WEBHOOK_PATH = "/webhooks/github"  # GitHub's deliveries come through a tunnel: their Host is the tunnel's
+
+
+def host_security(host: str) -> Any:
+    """The SDK's DNS-rebinding settings for a server bound to `host`: on loopback, only loopback Host and Origin
+    headers (the SDK's own defaults); None (no check) when bound elsewhere, as the SDK does."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if host not in LOOPBACK:
+        return None
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                                     allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+
+
+def _allowed(value: str, allowed: list[str]) -> bool:
+    return value in allowed or any(a.endswith(":*") and value.startswith(a[:-1]) for a in allowed)
+
+
+def misdirected(scope: dict[str, Any], security: Any) -> tuple[int, str] | None:
+    """(status, message) for a request whose Host (421) or Origin (403) header is not the server's own, as the
+    SDK answers on /mcp; one check for every route (/mcp, /api, the page), so a web page that rebinds a name
+    to 127.0.0.1 reaches none of them."""
+    if security is None:
+        return None
+    headers = {k: v for k, v in scope.get("headers", [])}
+    host = headers.get(b"host", b"").decode("latin-1")
+    if not host or not _allowed(host, security.allowed_hosts):
+        return 421, "the Host header names another server (DNS-rebinding protection): connect to the address " \
+                    "code3 serve printed (127.0.0.1 or localhost)"
+    origin = headers.get(b"origin", b"").decode("latin-1")
+    if origin and not _allowed(origin, security.allowed_origins):
+        return 403, "requests from another site's page are refused (the Origin header is not this server's)"
+    return None
+
+
 # --- the front --------------------------------------------------------------------------------------------------------
 
 class Front:
     """ASGI in front of the SDK's app: the serve token on every route but the open ones, and JSON-RPC
     parse/invalid-request errors for POST /mcp."""
 
-    def __init__(self, app: Any, token: bytes, mcp_path: str = "/mcp") -> None:
+    def __init__(self, app: Any, token: bytes, mcp_path: str = "/mcp", security: Any = None) -> None:
         self.app = app
         self.token = token
         self.mcp_path = mcp_path
+        self.security = security  # the Host/Origin check (`host_security`), None when bound off loopback
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
+        problem = None if path == WEBHOOK_PATH else misdirected(scope, self.security)
+        if problem is not None:
+            await _json(send, problem[0], {"error": "misdirected", "message": problem[1]})
+            return
         if path not in OPEN_PATHS:
             verdict = authorized(scope, self.token)
             if not verdict:
@@ -233,11 +277,12 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
-    app = server.streamable_http_app(host=host)
+    security = host_security(host)  # the same Host/Origin rule in the SDK's transport and in `Front`
+    app = server.streamable_http_app(host=host, transport_security=security)
     # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
     # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
     app.mount("/api", build_rest(runtime.run))
-    return Front(app, token)
+    return Front(app, token, security=security)
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],

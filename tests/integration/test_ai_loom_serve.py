@@ -41,7 +41,8 @@ def served(tmp_path: Path) -> Iterator[tuple[TestClient, list[Services]]]:
         built.append(build_services(settings))
         return built[-1]
 
-    with TestClient(build_app(factory, b"webhook-secret", token=TOKEN.encode())) as client:
+    with TestClient(build_app(factory, b"webhook-secret", token=TOKEN.encode()),
+                    base_url="http://127.0.0.1:8765") as client:  # serve answers loopback Host headers only
         yield client, built
     for s in built:
         s.close()
