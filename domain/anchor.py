@@ -41,8 +41,8 @@ from domain.anchor_match import (
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error
 
-__all__ = ["CONTEXT_CHARS", "CONTEXT_LINES", "Anchor", "AnchorResult", "Status", "file_digest", "reanchor",
-           "snippet_at", "split_lines"]
+__all__ = ["CONTEXT_CHARS", "CONTEXT_LINES", "Anchor", "AnchorResult", "Status", "file_digest", "quick", "reanchor",
+           "search_cost", "snippet_at", "split_lines", "stale"]
 
 
 def file_digest(text: str) -> str:
@@ -79,6 +79,41 @@ class Anchor:
         quote = lines[start_line - 1 : end_line]
         return cls(start_line, end_line, "\n".join(quote), before, after, file_digest(text),
                    len(occurrences(lines, quote)))
+
+
+def quick(anchor: Anchor, text: str | None) -> AnchorResult | None:
+    """The cases settled without a search, in time linear in the file and independent of the quote's
+    size: the file gone, its digest unchanged, or the quoted lines with their context still verbatim at
+    the same lines and the quote nowhere else in the text (what step 2 would answer). None otherwise."""
+    if text is None:
+        return orphaned("the file no longer exists")
+    if file_digest(text) == anchor.file_digest:
+        return AnchorResult("exact", anchor.start_line, anchor.end_line, 1.0, "file unchanged")
+    need = anchor.end_line + CONTEXT_LINES
+    pieces = text.split("\n", need)  # the lines up to the context after the block, the rest in one piece
+    lines = pieces[:need] if len(pieces) > need else split_lines(text)
+    if (anchor.end_line <= len(lines) and anchor.selected_text.strip()
+            and "\n".join(lines[anchor.start_line - 1 : anchor.end_line]) == anchor.selected_text
+            and context_of(lines, anchor.start_line, anchor.end_line) == (anchor.context_before, anchor.context_after)
+            and text.count(anchor.selected_text) == 1):
+        return AnchorResult("exact", anchor.start_line, anchor.end_line, 1.0,
+                            "selected text and its context unchanged at the same lines")
+    return None
+
+
+def search_cost(anchor: Anchor, text: str) -> int:
+    """About how much work a full `reanchor` does, in characters of the file: its windows and line
+    comparisons are linear in the file; comparing the quote with a few dozen windows grows with the
+    square of the quote (measured on benchmarks/reanchor.py's lines: one character of the file weighs
+    as much as a quote of about 20 characters squared)."""
+    return len(text) + len(anchor.selected_text) ** 2 // 400
+
+
+def stale(anchor: Anchor) -> AnchorResult:
+    """The answer of a read that left the search to the worker: the lines where the anchor was last found."""
+    return AnchorResult("stale", anchor.start_line, anchor.end_line, 0.0,
+                        "the file changed and the anchor was not searched for yet; the lines are where it was last "
+                        "found (the worker re-anchors it)")
 
 
 def reanchor(anchor: Anchor, text: str | None) -> AnchorResult:

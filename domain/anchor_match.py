@@ -70,7 +70,8 @@ BIG_QUOTE_CHARS = 4000
 NEAREST_LINE = 0.74
 
 _WORD = re.compile(r"\w+")
-Status = Literal["exact", "moved", "fuzzy", "orphaned"]
+Status = Literal["exact", "moved", "fuzzy", "orphaned", "stale"]
+"""`stale`: not searched yet (a read's budget was spent); the lines are where the anchor was last found."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -101,7 +102,8 @@ class AnchorResult:
 
     @property
     def found(self) -> bool:
-        return self.status != "orphaned"
+        """Found in the current text (a stale result is not: its lines are from an older one)."""
+        return self.status not in ("orphaned", "stale")
 
 
 def occurrences(lines: Sequence[str], quote: Sequence[str]) -> list[int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 from uuid import UUID
@@ -237,12 +237,14 @@ class Annotation(Aggregate):
         self._edited(changes=changes, at=_iso(at))
         return True
 
-    def locate(self, text: str | None, sealer: Sealer | None = None) -> AnchorResult:
+    def locate(self, text: str | None, sealer: Sealer | None = None,
+               find: Callable[[Anchor, str | None], AnchorResult] = reanchor) -> AnchorResult:
         """Where the annotated lines are in the file's current text, recording nothing (for read tools,
-        which show the current best anchor). An orphaned anchor already checked on this text stays so."""
+        which show the current best anchor; they pass a budgeted `find`, which may answer `stale`). An
+        orphaned anchor already checked on this text stays so."""
         if self.status == "orphaned" and text is not None and self.orphaned_against == file_digest(text):
             return AnchorResult("orphaned", None, None, 0.0, self.reason)
-        return reanchor(self.anchor(sealer), text)
+        return find(self.anchor(sealer), text)
 
     def verify(self, text: str | None, *, at: datetime, sealer: Sealer | None = None) -> AnchorResult:
         """Re-anchor on the file's current text and record the outcome (`code3 loom verify`, the worker)."""
@@ -250,14 +252,15 @@ class Annotation(Aggregate):
         self.follow(result, text, at=at, sealer=sealer)
         return result
 
-    def stitch_item(self, text: str | None, sealer: Sealer | None = None) -> StitchItem:
+    def stitch_item(self, text: str | None, sealer: Sealer | None = None,
+                    find: Callable[[Anchor, str | None], AnchorResult] = reanchor) -> StitchItem:
         """This annotation as stitch takes it, its snippet from the file's current text at the current
         best anchor. A secret one is never opened: stitch gets its place only."""
         if self.secret:
             return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=self.start_line,
                               end_line=self.end_line, comment="", priority=self.priority, sensitivity="secret",
                               snippet=None, tags=(), status=self.status)
-        where = self.locate(text, sealer)
+        where = self.locate(text, sealer, find)
         start, end = (where.start_line, where.end_line) if where.found else (self.start_line, self.end_line)
         snippet = snippet_at(text, start, end) if where.found and text is not None else None
         return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=start or self.start_line,
@@ -267,8 +270,11 @@ class Annotation(Aggregate):
 
     def follow(self, result: AnchorResult, text: str | None, *, at: datetime, sealer: Sealer | None = None) -> bool:
         """Record where re-anchoring found the lines in the file's current `text` (None: file gone):
-        Reanchored (the anchor follows the text there) or Orphaned; nothing when nothing changed."""
+        Reanchored (the anchor follows the text there) or Orphaned; nothing when nothing changed (nor for a
+        `stale` result: a read's, which did not search)."""
         self.check_live()
+        if result.status == "stale":
+            return False
         if not result.found:
             checked = file_digest(text) if text is not None else None
             if self.status == "orphaned" and self.orphaned_against == checked and self.reason == result.reason:

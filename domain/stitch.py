@@ -137,6 +137,8 @@ def _where(a: StitchItem) -> str:
 
 
 def _code(a: StitchItem, template: Template) -> str:
+    if a.snippet is None and a.status == "stale":
+        return "(the file changed and the annotated code was not searched for again yet; the worker will)\n"
     if a.snippet is None:
         return "(the annotated code could not be found in the current file; the note may be out of date)\n"
     body = shorten(a.snippet, template)
@@ -166,7 +168,8 @@ def render(a: StitchItem, template: Template) -> str:
 
 _ANCHOR_NOTES = {"moved": "the lines moved since the note was written",
                  "fuzzy": "the code changed a little since the note was written",
-                 "orphaned": "the annotated code is no longer found"}
+                 "orphaned": "the annotated code is no longer found",
+                 "stale": "the file changed and the lines were not searched for again yet; where they were"}
 
 
 def _header(template: Template) -> str:

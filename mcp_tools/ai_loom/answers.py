@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing import Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic builds nested TypedDict schemas only from this on Python < 3.12
@@ -12,7 +12,9 @@ STRICT = ConfigDict(extra="forbid")
 
 @with_config(STRICT)
 class AnchorState(TypedDict):
-    status: str  # exact | moved | fuzzy | orphaned
+    # stale: the file changed and a read's search budget was spent before this anchor; the lines are where it
+    # was last found, and the worker's re-anchoring pass records where it is now
+    status: Literal["exact", "moved", "fuzzy", "orphaned", "stale"]
     confidence: float
     reason: str
 

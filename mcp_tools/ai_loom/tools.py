@@ -22,6 +22,7 @@ from domain.errors import Code
 from domain.stitch import MAX_CHARS_DEFAULT, cap_response, stitch
 from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
 from mcp_tools.ai_loom.errors import LoomError, loom_errors
+from mcp_tools.ai_loom.reading import ReadBudget
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
 from projections import annotations as store_rows
@@ -82,10 +83,11 @@ def _shown(s: Services, view: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def _current(s: Services, annotation: Annotation, text: str | None) -> dict[str, Any]:
-    """The view with the current best anchor (nothing recorded)."""
+def _current(s: Services, annotation: Annotation, text: str | None,
+             reading: ReadBudget | None = None) -> dict[str, Any]:
+    """The view with the current best anchor (nothing recorded), searched for within the read's budget."""
     view = annotation.view()
-    where = annotation.locate(text, _sealer(s))
+    where = annotation.locate(text, _sealer(s), (reading or ReadBudget()).find)
     if where.found:
         view.update(startLine=where.start_line, endLine=where.end_line)
     view["anchor"] = {"status": where.status, "confidence": where.confidence, "reason": where.reason}
@@ -109,12 +111,12 @@ def list_contexts(
     _fresh(s)
     views, more = store_rows.page(s.views, size, start)
     texts: dict[str, str | None] = {}
-    items = []
+    items, reading = [], ReadBudget()
     for view in views:
         path = view["filePath"]
         if path not in texts:
             texts[path] = _text(s, path)
-        items.append(_current(s, _load(s, view["id"]), texts[path]))
+        items.append(_current(s, _load(s, view["id"]), texts[path], reading))
     answer: dict[str, Any] = {"items": items}
     if more:
         answer["nextOffset"] = start + size
@@ -147,11 +149,11 @@ def stitch_contexts(
         _fresh(s)
         chosen = [_load(s, i) for i in store_rows.ids(s.views, MAX_STITCH_IDS)]
     texts: dict[str, str | None] = {}
-    items = []
+    items, reading = [], ReadBudget()
     for annotation in chosen:
         if annotation.file_path not in texts:
             texts[annotation.file_path] = _text(s, annotation.file_path)
-        items.append(annotation.stitch_item(texts[annotation.file_path], _sealer(s)))
+        items.append(annotation.stitch_item(texts[annotation.file_path], _sealer(s), reading.find))
     result = stitch(items, templateId or "concise", MAX_CHARS_DEFAULT if maxChars is None else maxChars,
                     include_internal=_shares_internal(s))
     return cap_response(result.as_dict())  # type: ignore[return-value]
