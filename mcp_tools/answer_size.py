@@ -1,0 +1,156 @@
+"""One cap for a whole tool answer as the client receives it: the JSON-RPC line, not the payload.
+
+A success answer carries its payload twice (the JSON text content, escaped inside a JSON string, and the
+structuredContent object), so a payload of N bytes makes a line of about 2N. The cap
+(`CODE3_MAX_ANSWER_BYTES`, 256 KB by default, the ai-loom seed's response cap) bounds that line. Tools whose
+answers can grow (prepare, batch, ai-loom.list_contexts, ai-loom.stitch) cut themselves with the helpers
+below and say what they left out and how to get it (stateless offsets); every other answer that would still
+exceed the cap is refused with a coded error rather than sent (`answer`).
+
+The payload is serialised once (`encode`), and that JSON is the text content too; what a sub-object adds
+to the line is computed from its own JSON (`cost`), so a cut is found without re-serialising the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from domain.errors import Code, Code3Error
+
+VARIABLE = "CODE3_MAX_ANSWER_BYTES"
+DEFAULT_MAX_ANSWER_BYTES = 262_144
+MIN_ANSWER_BYTES = 4096
+ENVELOPE = 1024
+"""Bytes kept for the line's envelope: `{"jsonrpc":"2.0","id":…,"result":{"content":[{"type":"text","text":…}],
+"structuredContent":…}}` (about 100 bytes) and the client's request id, whatever its length up to ~900."""
+
+
+def limit(env: dict[str, str] | None = None) -> int:
+    """The cap in bytes of a JSON-RPC answer line: CODE3_MAX_ANSWER_BYTES, else 256 KB."""
+    raw = (os.environ if env is None else env).get(VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_ANSWER_BYTES
+    if not raw.isdigit() or int(raw) < MIN_ANSWER_BYTES:
+        raise Code3Error(Code.VALIDATION, f"{VARIABLE} must be a whole number of bytes, at least {MIN_ANSWER_BYTES}",
+                         f"unset it for the default ({DEFAULT_MAX_ANSWER_BYTES}) or set e.g. {VARIABLE}=524288")
+    return int(raw)
+
+
+def encode(data: Any) -> str:
+    """The payload's JSON, compact: the text content of a success and what structuredContent serialises to."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _doubled(text: str) -> int:
+    """Bytes a JSON text adds to the line, sent as structuredContent and again escaped in the text content
+    (each `"` and `\\` of it gains a backslash there; a JSON text has no raw control characters)."""
+    return 2 * len(text.encode("utf-8")) + text.count('"') + text.count("\\")
+
+
+def cost(value: Any) -> int:
+    """Bytes `value` adds to the line (both copies)."""
+    return _doubled(encode(value))
+
+
+def line_bytes(text: str, payload: str) -> int:
+    """The line's size, given the text content and the payload's JSON (the envelope included)."""
+    shown = json.dumps(text, ensure_ascii=False)
+    return ENVELOPE + len(shown.encode("utf-8")) + len(payload.encode("utf-8"))
+
+
+class AnswerTooLarge(Code3Error):
+    def __init__(self, size: int, cap: int, hint: str = "") -> None:
+        super().__init__(Code.VALIDATION, f"the answer would be {size} bytes, over the {cap}-byte cap "
+                         f"({VARIABLE})", hint or "ask for less (a narrower path, a smaller limit or fewer ids), "
+                         f"or raise {VARIABLE}")
+
+
+def answer(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> CallToolResult:
+    """A success answer within the cap: the payload serialised once, as structuredContent and (unless the
+    tool renders its own text) as the text content. Raises AnswerTooLarge when the line would exceed the cap."""
+    payload = encode(data)
+    text = payload if render is None else render(data)
+    cap = limit()
+    size = ENVELOPE + _doubled(payload) if render is None else line_bytes(text, payload)
+    if size > cap:
+        raise AnswerTooLarge(size, cap)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def room(base: dict[str, Any]) -> int:
+    """Bytes left under the cap for what will be added to `base` (the answer with its growing parts empty)."""
+    return limit() - ENVELOPE - cost(base)
+
+
+def fit_items(costs: Sequence[int], budget: int) -> int:
+    """How many of the leading items (each costing `costs[i]` bytes) fit in `budget` bytes, with their
+    separating commas (one in each copy)."""
+    used = 0
+    for count, each in enumerate(costs):
+        used += each + (2 if count else 0)
+        if used > budget:
+            return count
+    return len(costs)
+
+
+def fit_text(text: str, budget: int) -> int:
+    """How many leading characters of `text` fit in `budget` bytes more than an empty string costs."""
+    empty = cost("")
+    if cost(text) - empty <= budget:
+        return len(text)
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cost(text[:mid]) - empty <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def cut_page(page: dict[str, Any], key: str, start: int) -> dict[str, Any]:
+    """A page (`page[key]`, the items from `start`) within the cap: `page` itself when it fits; else the
+    leading items that fit, with `truncated: true`, `omitted` (items left out) and `nextOffset` at the first
+    one left out, whether or not the page had a next one (a client paging on nextOffset misses nothing)."""
+    items = page[key]
+    base = {**page, key: [], "truncated": True, "omitted": len(items), "nextOffset": start + len(items)}
+    costs = [cost(item) for item in items]
+    budget = room(base)
+    kept = fit_items(costs, budget)
+    if kept == len(items):
+        return page
+    if kept == 0 and items:
+        raise AnswerTooLarge(cost(items[0]) + limit() - budget, limit(),
+                             f"item {start} alone exceeds the cap; raise {VARIABLE}")
+    return {**page, key: items[:kept], "truncated": True, "omitted": len(items) - kept, "nextOffset": start + kept}
+
+
+def largest_fitting(build: Callable[[int], dict[str, Any]], lower: int, upper: int) -> tuple[int, dict[str, Any]]:
+    """`build(n)` for the largest n in lower..upper whose answer fits the cap, `build` growing with n (a
+    budget argument, such as stitch's maxChars); AnswerTooLarge when not even `build(lower)` fits."""
+    cap = limit()
+
+    def fits(n: int) -> tuple[bool, dict[str, Any]]:
+        built = build(n)
+        return ENVELOPE + cost(built) <= cap, built
+
+    ok, best = fits(upper)
+    if ok:
+        return upper, best
+    ok, best = fits(lower)
+    if not ok:
+        raise AnswerTooLarge(ENVELOPE + cost(best), cap)
+    lo, hi = lower, upper - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        ok, built = fits(mid)
+        if ok:
+            lo, best = mid, built
+        else:
+            hi = mid - 1
+    return lo, best
