@@ -1,13 +1,13 @@
 """`code3 nexus …`: the CodeNexus tools from the command line (the same handlers as over MCP).
 
-Answers are printed as JSON on stdout; a refusal prints the seed's JSON-RPC error on stderr and exits 1.
+Answers are printed as JSON on stdout; a refusal is the one CLI style (code3/cli_errors.py): `code3: CODE:
+message` and a hint on stderr, exit 1 (`--json`: the error object on stdout).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -90,9 +90,27 @@ def _call(s: Any, args: argparse.Namespace) -> Any:
     return renames.sync_renames(s)
 
 
+# the seed's JSON-RPC error codes, as the CLI's codes
+_CODES = {-32000: "E_NOT_FOUND", -32001: "E_UNAUTHORIZED", -32002: "E_VALIDATION", -32602: "E_VALIDATION"}
+
+
+def refusal(exc: Any, command: str) -> tuple[str, str, str]:
+    """(code, message, hint) of a CodeNexus failure: the Code3Error it was made from when there is one (its
+    own code and hint), else the JSON-RPC error's code and details."""
+    from domain.errors import Code3Error
+
+    origin = exc.__context__
+    if isinstance(origin, Code3Error):
+        return origin.code.value, origin.message, origin.hint or f"see `code3 nexus {command} --help`"
+    data = exc.error.data if isinstance(exc.error.data, dict) else {}
+    return (_CODES.get(exc.error.code, "E_INTERNAL"), str(data.get("details") or exc.error.message),
+            f"see `code3 nexus {command} --help`")
+
+
 def run(args: argparse.Namespace) -> int:
     from mcp.shared.exceptions import MCPError
 
+    from code3.cli_errors import refuse, wants_json
     from code3.wiring import build_services
 
     s = build_services(Settings.from_env(project=args.project, identity=args.identity))
@@ -100,8 +118,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_call(s, args), ensure_ascii=False, indent=2))
         return 0
     except MCPError as exc:
-        error = {"code": exc.error.code, "message": exc.error.message, "data": exc.error.data}
-        print(json.dumps({"error": error}, ensure_ascii=False), file=sys.stderr)
-        return 1
+        return refuse(*refusal(exc, args.nexus_command), as_json=wants_json(args))
     finally:
         s.close()
