@@ -170,6 +170,17 @@ class ProjectPaths:
         with _acting():
             return fn(*args, **kwargs)
 
+    @contextmanager
+    def locked_dir(self, value: object) -> Iterator[Path]:
+        """A project directory (created if missing) resolved, then locked across processes for a write of its
+        entries (adapters/files.py's atomic directory swaps), which run inside the block as the resolver's
+        own acts. A directory that leads out of the project or into its state is refused before any write."""
+        real = self.resolve(value, kind="dir", must_exist=False)
+        from adapters.files import locked
+
+        with _acting(), locked(real):
+            yield real
+
     def walk(self, value: object = ".", *, suffix: str = "") -> Iterator[str]:
         """The project-relative paths of the regular files under a directory (sorted, depth first) whose
         name ends with `suffix`: symlinks are never followed (a symlinked directory could lead out of the

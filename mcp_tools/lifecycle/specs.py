@@ -13,7 +13,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from adapters.files import locked, recover, replace_dir
+from adapters.files import recover, replace_dir
+from adapters.paths import ProjectPaths
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error, present
 from domain.spec import Spec, count_tasks, feature_number, next_number, short_name
@@ -44,6 +45,18 @@ def _rel(s: Services, path: Path) -> str:
     return path.relative_to(s.project).as_posix()
 
 
+def _paths(s: Services) -> ProjectPaths:
+    """The resolver: `specs/` and a feature directory that lead out of the project (or into its state) are
+    refused before anything is read or written."""
+    if s.paths is None:
+        s.paths = ProjectPaths(s.project)
+    return s.paths
+
+
+def _read(s: Services, path: Path) -> str:
+    return _paths(s).read_text(_rel(s, path))
+
+
 @tool("spec_mcp.specify", profiles=("client-local", "client-remote"), open_world=False)
 def specify(s: Services, feature_description: Annotated[str, Field(description="what the feature should do")],
             feature_id: Annotated[str | None, Field(description="NNN-slug; generated when omitted")] = None,
@@ -54,9 +67,10 @@ def specify(s: Services, feature_description: Annotated[str, Field(description="
         raise Code3Error(Code.VALIDATION, "feature_description is empty", "describe the feature in a sentence or more")
     fid = check_feature_id(feature_id) if feature_id else ""
     text = s.writer.spec(fid, description) if fid else ""  # outside the lock: a writer may take its time
-    with locked(s.specs_dir):
+    with _paths(s).locked_dir("specs"):
         recover_all(s.specs_dir)
         if fid:
+            _paths(s).resolve(f"specs/{fid}", kind="dir", must_exist=False)
             if (s.specs_dir / fid).exists() and not allow_overwrite:
                 raise Code3Error(Code.EXISTS, f"specs/{fid} already exists",
                                  "choose another feature_id or pass allow_overwrite=true")
@@ -100,13 +114,15 @@ def _create_numbered(s: Services, description: str) -> tuple[str, str]:
 def _feature_dir(s: Services, feature_id: str) -> Path:
     """The feature's directory, with any write a crash interrupted finished or undone first."""
     check_feature_id(feature_id)
-    with locked(s.specs_dir):
+    with _paths(s).locked_dir("specs"):
+        _paths(s).resolve(f"specs/{feature_id}", kind="dir", must_exist=False)
         recover(s.specs_dir, feature_id)
     return s.specs_dir / feature_id
 
 
 def _write(s: Services, feature_id: str, files: dict[str, str]) -> None:
-    with locked(s.specs_dir):
+    with _paths(s).locked_dir("specs"):
+        _paths(s).resolve(f"specs/{feature_id}", kind="dir", must_exist=False)
         replace_dir(s.specs_dir, feature_id, files)
 
 
@@ -123,7 +139,7 @@ def plan(s: Services, feature_id: FeatureIdArg,
     if (directory / "plan.md").exists() and not allow_overwrite:
         raise Code3Error(Code.EXISTS, f"specs/{feature_id}/plan.md already exists",
                          "pass allow_overwrite=true or remove the old plan files")
-    files = s.writer.plan(feature_id, spec_md.read_text(encoding="utf-8"), tech_constraints)
+    files = s.writer.plan(feature_id, _read(s, spec_md), tech_constraints)
     _write(s, feature_id, files)
     digests = {name: sha256_hex(text) for name, text in files.items()}
     _ensure_spec(s, feature_id, spec_md)
@@ -157,8 +173,8 @@ def tasks(s: Services, feature_id: FeatureIdArg, allow_overwrite: Overwrite = Fa
     if target.exists() and not allow_overwrite:
         raise Code3Error(Code.EXISTS, f"specs/{feature_id}/tasks.md already exists",
                          "pass allow_overwrite=true to regenerate it")
-    inputs = {p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
-              for p in sorted(directory.rglob("*.md")) if p.name != "tasks.md"}
+    inputs = {rel.removeprefix(f"specs/{feature_id}/"): _paths(s).read_text(rel)
+              for rel in sorted(_paths(s).walk(f"specs/{feature_id}", suffix=".md")) if not rel.endswith("/tasks.md")}
     text = s.writer.tasks(feature_id, inputs)
     _write(s, feature_id, {"tasks.md": text})
     digest = sha256_hex(text)
@@ -179,6 +195,6 @@ def _ensure_spec(s: Services, feature_id: str, spec_md: Path) -> None:
     """A spec written by hand (or by another tool) joins the log the first time Code3 touches it."""
     if not spec_md.exists():
         return
-    digest = sha256_hex(spec_md.read_text(encoding="utf-8"))
+    digest = sha256_hex(_read(s, spec_md))
     s.store.update(Spec, Spec.create_id(feature_id), lambda spec: None if spec else Spec(
         feature_id=feature_id, description=f"(adopted from {spec_md.name})", digest=digest))

@@ -22,6 +22,7 @@ from domain.spec_document import render_front
 from mcp_tools.codenexus import resources
 from mcp_tools.codenexus.derive import derive_relationships
 from mcp_tools.codenexus.tools import add_tag
+from mcp_tools.lifecycle import specs
 from mcp_tools.reverse_spec.batch import run_batch
 from mcp_tools.reverse_spec.prepare import prepare
 from mcp_tools.services import Services
@@ -183,3 +184,38 @@ def test_the_resolver_walk_follows_no_symlink_and_skips_state_and_secrets(projec
     paths = ProjectPaths(project)
     assert list(paths.walk("specs", suffix=".spec.md")) == ["specs/a.spec.md", "specs/sub/b.spec.md"]
     assert list(paths.walk("specs")) == ["specs/a.spec.md", "specs/sub/b.spec.md"]
+
+
+def test_the_lifecycle_spec_writes_refuse_a_specs_directory_or_feature_that_leads_out(
+        s: Services, project: Path, outside: Path) -> None:
+    (project / "specs").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Code3Error) as caught:
+        specs.specify(s, "Export the list as CSV")
+    assert caught.value.code == Code.UNAUTHORIZED and tree(outside) == {}
+    (project / "specs").unlink()
+    (project / "specs").mkdir()
+    (project / "specs" / "007-planted").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Code3Error):
+        specs.specify(s, "Export the list as CSV", feature_id="007-planted", allow_overwrite=True)
+    with pytest.raises(Code3Error):
+        specs.plan(s, "007-planted")
+    assert tree(outside) == {}
+
+
+def test_tasks_never_reads_a_planted_symlink_into_the_model_s_input(s: Services, project: Path,
+                                                                     outside: Path) -> None:
+    (outside / "stolen.md").write_text("TOP-SECRET-TEXT-FROM-OUTSIDE\n")
+    fid = specs.specify(s, "Export the list as CSV")["feature_id"]
+    specs.plan(s, fid)
+    (project / "specs" / fid / "notes.md").symlink_to(outside / "stolen.md")
+    seen: list[dict[str, str]] = []
+    real_tasks = s.writer.tasks
+
+    def spy(feature_id: str, inputs: dict[str, str]) -> str:
+        seen.append(inputs)
+        return real_tasks(feature_id, inputs)
+
+    s.writer.tasks = spy  # type: ignore[method-assign]
+    specs.tasks(s, fid)
+    assert seen and "plan.md" in seen[0] and "notes.md" not in seen[0]
+    assert all("TOP-SECRET" not in text for text in seen[0].values())
