@@ -66,6 +66,8 @@ TOKEN = "ts-sdk-e2e-serve-token-0123456789abcdef"
 MISSING_ANN = "ann_00000000000000000000000000"
 APP = "import util\n\n\ndef main(argv):\n    \"\"\"Entry point.\"\"\"\n    return util.double(len(argv))\n"
 UTIL = "def double(n):\n    \"\"\"Twice n.\"\"\"\n    return 2 * n\n"
+MAIN_RS = "mod lib;\n\nfn main() {\n    lib::run();\n}\n"
+LIB_RS = "pub fn run() {}\n"
 CODENEXUS_CODES = {-32000, -32001, -32002, -32600, -32601, -32602, -32603}
 
 
@@ -77,6 +79,7 @@ class Ok:
     """A success: no isError, a structuredContent the client validated (and the seed's answer, for a seed row)."""
 
     seed_answer: str | None = None
+    keys: frozenset[str] = frozenset()  # the top-level fields of the seed's example answer
 
 
 @dataclass(frozen=True)
@@ -129,10 +132,15 @@ def seed_calls() -> list[Call]:
     return calls
 
 
+def keys(names: str) -> frozenset[str]:
+    return frozenset(names.split())
+
+
 def _issue(state: State, number: int | None = None) -> str:
     return f"{state.run.base}/owner/repo/issues/{number if number is not None else state.run.number}"
 
 
+ANNOTATION = keys("id filePath startLine endLine comment tags priority createdAt updatedAt")  # seed 004
 SEED = {call.seed: call for call in seed_calls()}
 LOCAL, REMOTE, SERVER = "client-local", "client-remote", "server"
 E = "code3"
@@ -191,8 +199,10 @@ SCENARIO: list[Call] = [
     SEED["C.7"],
     Call(SERVER, "worker", "add", fixed({"a": -2, "b": 2}), Ok()),
     # --- seed 000 (reverse-spec)
-    Call("reverse-spec", "sponsor", "prepare", fixed({"targetPath": "src"}), Ok()),
-    Call("reverse-spec", "sponsor", "generate", fixed({"targetPath": "src/app.py", "outputDir": "reverse"}), Ok(),
+    Call("reverse-spec", "sponsor", "prepare", fixed({"targetPath": "src"}),
+         Ok(keys=keys("skeletons mergedSkeleton context filePaths"))),
+    Call("reverse-spec", "sponsor", "generate", fixed({"targetPath": "src/app.py", "outputDir": "reverse"}),
+         Ok(keys=keys("specPath tokenUsage confidence warnings")),
          learn=keep("spec", "specPath")),
     Call("reverse-spec", "sponsor", "diff", lambda s: {"specPath": s.values["spec"], "sourcePath": "src/app.py"}, Ok()),
     Call("reverse-spec", "sponsor", "batch", fixed({"projectRoot": "src"}), Ok()),
@@ -207,7 +217,7 @@ SCENARIO: list[Call] = [
     # --- seed 004 (ai-loom; the writes are in profile all only)
     Call("all", "sponsor", "ai-loom.annotate",
          fixed({"filePath": "src/app.py", "startLine": 4, "endLine": 6, "comment": "the entry point", "priority": "P0",
-                "tags": ["entry"]}), Ok(), learn=keep("ann", "id")),
+                "tags": ["entry"]}), Ok(keys=ANNOTATION), learn=keep("ann", "id")),
     Call("all", "sponsor", "ai-loom.annotate",
          fixed({"filePath": "src/util.py", "startLine": 1, "endLine": 3, "comment": "to delete"}), Ok(),
          learn=keep("ann2", "id")),
@@ -218,25 +228,33 @@ SCENARIO: list[Call] = [
          Err("ai-loom", "VALIDATION_ERROR")),
     Call("all", "sponsor", "ai-loom.edit", fixed({"id": MISSING_ANN, "comment": "x"}), Err("ai-loom", "NOT_FOUND")),
     Call("all", "sponsor", "ai-loom.delete", fixed({"id": MISSING_ANN}), Err("ai-loom", "NOT_FOUND")),
-    Call("ai-loom", "sponsor", "ai-loom.list_contexts", fixed({"limit": 5}), Ok()),
-    Call("ai-loom", "sponsor", "ai-loom.get_context", lambda s: {"id": s.values["ann"]}, Ok()),
-    Call("ai-loom", "sponsor", "ai-loom.stitch", fixed({"maxChars": 800}), Ok()),
+    Call("ai-loom", "sponsor", "ai-loom.list_contexts", fixed({"kind": "annotation", "limit": 5, "offset": 0}),
+         Ok(keys=keys("items"))),
+    Call("ai-loom", "sponsor", "ai-loom.get_context", lambda s: {"id": s.values["ann"]}, Ok(keys=ANNOTATION)),
+    Call("ai-loom", "sponsor", "ai-loom.stitch", fixed({"templateId": "concise", "maxChars": 800}),
+         Ok(keys=keys("prompt stats"))),
     Call("ai-loom", "sponsor", "ai-loom.get_context", fixed({"id": MISSING_ANN}), Err("ai-loom", "NOT_FOUND")),
     Call("ai-loom", "sponsor", "ai-loom.get_context", fixed({"id": "nope"}), Err("ai-loom", "VALIDATION_ERROR")),
     Call("ai-loom", "sponsor", "ai-loom.stitch", fixed({"maxChars": 10}), Err("ai-loom", "VALIDATION_ERROR")),
     Call("ai-loom", "sponsor", "ai-loom.list_contexts", fixed({"limit": "many"}), Err("ai-loom", "VALIDATION_ERROR")),
-    # --- seed 002 (CodeNexus)
-    Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "src/app.py", "tags": ["core", "entry"]}), Ok()),
-    Call("codenexus", "sponsor", "add_comment", fixed({"file_path": "src/app.py", "comment": "the CLI"}), Ok()),
+    # --- seed 002 (CodeNexus): its example calls on its example files
+    Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "src/main.rs", "tags": ["backend", "core"]}),
+         Ok(keys=keys("success message added_tags total_tags updated_at"))),
+    Call("codenexus", "sponsor", "add_comment",
+         fixed({"file_path": "src/main.rs", "comment": "主入口文件，包含应用启动逻辑"}),
+         Ok(keys=keys("success message comment_length updated_at"))),
     Call("codenexus", "sponsor", "create_relationship",
-         fixed({"source_path": "src/app.py", "target_path": "src/util.py", "relationship_type": "imports"}), Ok()),
-    Call("codenexus", "sponsor", "describe_tag", fixed({"tag": "core", "description": "the core"}), Ok()),
-    Call("codenexus", "sponsor", "query_files", fixed({"tags": ["core"]}), Ok()),
+         fixed({"source_path": "src/main.rs", "target_path": "src/lib.rs", "relationship_type": "imports",
+                "description": "导入核心库函数"}), Ok(keys=keys("success message relationship"))),
+    Call("codenexus", "sponsor", "describe_tag", fixed({"tag": "core", "description": "the core", "color": "#ff6b6b"}),
+         Ok()),
+    Call("codenexus", "sponsor", "query_files", fixed({"tags": ["backend", "core"]}),
+         Ok(keys=keys("success results total_count query_time_ms"))),
     Call("codenexus", "sponsor", "derive_relationships", fixed({"path": "src"}), Ok()),
     Call("codenexus", "sponsor", "sync_renames", fixed({}), Ok()),
     Call("codenexus", "sponsor", "remove_relationship",
-         fixed({"source_path": "src/app.py", "target_path": "src/util.py", "relationship_type": "imports"}), Ok()),
-    Call("codenexus", "sponsor", "remove_tag", fixed({"file_path": "src/app.py", "tags": ["entry"]}), Ok()),
+         fixed({"source_path": "src/main.rs", "target_path": "src/lib.rs", "relationship_type": "imports"}), Ok()),
+    Call("codenexus", "sponsor", "remove_tag", fixed({"file_path": "src/main.rs", "tags": ["backend"]}), Ok()),
     Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "src/missing.py", "tags": ["core"]}),
          Err("codenexus", -32000)),
     Call("codenexus", "sponsor", "add_tag", fixed({"file_path": "../outside.py", "tags": ["core"]}),
@@ -406,6 +424,8 @@ def problems_of(call: Call, outcome: dict[str, Any], state: State) -> list[str]:
             return [f"no structuredContent: {result!r:.300}"]
         if call.learn:
             call.learn(state, answer)
+        if not expect.keys <= answer.keys():
+            return [f"lacks the seed's fields {sorted(expect.keys - answer.keys())}: {answer!r:.300}"]
         if expect.seed_answer is None:
             return []
         return compare(state.run.expected(expect.seed_answer), answer)  # the extras: test_seed_examples
@@ -487,6 +507,8 @@ def project(seed_project: Path) -> Path:
     (seed_project / "src").mkdir()
     (seed_project / "src" / "app.py").write_text(APP)
     (seed_project / "src" / "util.py").write_text(UTIL)
+    (seed_project / "src" / "main.rs").write_text(MAIN_RS)  # seed 002's example files
+    (seed_project / "src" / "lib.rs").write_text(LIB_RS)
     git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"]
     for args in (["init", "-q"], ["add", "src"], ["commit", "-q", "-m", "src"]):  # sync_renames reads git
         subprocess.run([*git, *args], cwd=seed_project, check=True, capture_output=True, timeout=60)
