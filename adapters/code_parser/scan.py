@@ -56,9 +56,10 @@ class _Ignores:
 
     def push(self, root: str, rel_dir: str) -> bool:
         path = os.path.join(root, rel_dir, ".gitignore")
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines()
+        try:  # never through a symlink: a planted .gitignore could point at any file of the machine
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read(MAX_BYTES).splitlines()
         except OSError:
             return False
         from pathspec import GitIgnoreSpec

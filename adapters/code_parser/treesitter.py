@@ -14,6 +14,7 @@ from adapters.code_parser.languages import grammar_for
 from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLanguage
 from adapters.code_parser.resolve import ProjectIndex, resolve_imports
 from adapters.code_parser.scan import MAX_BYTES, Candidate, classify_content, list_sources
+from adapters.paths import in_context
 from domain.skeleton import FileSkeleton, MergedSkeleton
 
 # Below this many files to parse, a pool costs more than it saves.
@@ -146,8 +147,10 @@ class TreeSitterCodeParser:
         if self.workers <= 1 or len(pairs) < PARALLEL_THRESHOLD:
             return _parse_chunk(root, pairs)
         chunks = [pairs[i : i + CHUNK] for i in range(0, len(pairs), CHUNK)]
+        # worker threads act in the caller's context (the path resolver's mark, adapters/paths.py)
+        work = in_context(_parse_chunk) if self.executor == "thread" else _parse_chunk
         with self._pool() as pool:
-            results = pool.map(_parse_chunk, [root] * len(chunks), chunks)
+            results = pool.map(work, [root] * len(chunks), chunks)
             return [r for chunk in results for r in chunk]
 
     def _pool(self) -> Executor:

@@ -11,7 +11,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from adapters.atomic_write import write_text_atomic
 from domain.drift import compare
 from domain.errors import Code, Code3Error
 from domain.generated_spec import GeneratedSpec
@@ -19,7 +18,16 @@ from domain.module_graph import api_hash
 from domain.spec_document import SpecFormatError, parse, replace_baseline
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import DiffAnswer
-from mcp_tools.reverse_spec.common import PROFILE, failed, load_skeleton, relative, resolve, seed_errors, who
+from mcp_tools.reverse_spec.common import (
+    PROFILE,
+    failed,
+    load_skeleton,
+    paths_of,
+    relative,
+    resolve,
+    seed_errors,
+    who,
+)
 from mcp_tools.reverse_spec.generate import now_iso
 from mcp_tools.services import Services
 
@@ -31,7 +39,7 @@ def check_drift(s: Services, spec_path: str, source_path: str, accept: bool = Fa
     real = resolve(s, spec_path, kind="file")
     spec_rel = relative(s, real)
     try:
-        text = real.read_bytes().decode("utf-8")
+        text = paths_of(s).read_bytes(spec_rel).decode("utf-8")
         document = parse(text)
     except (SpecFormatError, UnicodeDecodeError) as exc:
         raise Code3Error(Code.VALIDATION, f"{spec_rel} 不是可比较的 spec: {exc}",
@@ -42,7 +50,7 @@ def check_drift(s: Services, spec_path: str, source_path: str, accept: bool = Fa
     accepted = False
     if accept and (drift.has_drift or before != after or document.baseline.hash != current.hash):
         new_text = replace_baseline(text, current, {"skeletonHash": after, "lastUpdated": now_iso()})
-        write_text_atomic(real, new_text)
+        paths_of(s).write_text(spec_rel, new_text)
         accepted = True
 
         def change(spec: GeneratedSpec | None) -> GeneratedSpec:
