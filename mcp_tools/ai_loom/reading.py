@@ -2,7 +2,7 @@
 
 A read (list_contexts, get_context, stitch) shows each annotation's current best anchor without recording
 it. The cheap cases are always settled (domain/anchor.py `quick`: file gone, digest unchanged, the quote
-and its context verbatim at the same lines). A full search costs about the file's size plus the square of
+and its context verbatim at the same lines). A full search costs about the file's size plus twenty times
 the quote's (`search_cost`); a read spends at most SEARCH_CHARS of that, and starts no search after
 SEARCH_SECONDS. An anchor left over is answered `stale`, at the lines where it was last found, and the
 worker's pass (scheduler/worker.py, `verify_changed`) searches for it and records the result.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from domain.anchor import Anchor, AnchorResult, quick, reanchor, search_cost, stale
+from domain.anchor import Anchor, AnchorResult, file_digest, quick, reanchor, search_cost, split_lines, stale
 
 SEARCH_CHARS = 2_000_000
 """Search work per read, in characters of file (about 0.3 s on the benchmark machine: one 60 000-line file)."""
@@ -31,9 +31,19 @@ class ReadBudget:
         self.clock = clock
         self.spent = 0.0
         self.deferred = 0
+        self._seen: tuple[str, str, list[str]] | None = None  # the last text read: its digest and lines
+
+    def _known(self, text: str | None) -> tuple[str | None, list[str] | None]:
+        """The digest and lines of `text`, computed once for the anchors of one file (a read meets them in a
+        row: sorted by file, or stitched file by file)."""
+        if text is None:
+            return None, None
+        if self._seen is None or self._seen[0] is not text:
+            self._seen = (text, file_digest(text), split_lines(text))
+        return self._seen[1], self._seen[2]
 
     def find(self, anchor: Anchor, text: str | None) -> AnchorResult:
-        settled = quick(anchor, text)
+        settled = quick(anchor, text, *self._known(text))
         if settled is not None:
             return settled
         assert text is not None  # quick settles a missing file

@@ -12,6 +12,7 @@ import pytest
 from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import worker as build_worker
+from domain.anchor import Anchor, search_cost
 from mcp_tools.ai_loom import reading
 from mcp_tools.ai_loom import tools as loom
 from scheduler.worker import Worker
@@ -87,6 +88,7 @@ def test_a_read_stops_searching_when_its_allowance_is_spent(worker: Worker, monk
     second = loom.annotate(worker.s, filePath="small.py", startLine=30, endLine=31, comment="c")
     text = (worker.s.project / "small.py").read_text()
     (worker.s.project / "small.py").write_text("# new\n" + text)
-    monkeypatch.setattr(reading, "SEARCH_CHARS", len(text) + 100)  # room for one search of this file
+    one = search_cost(Anchor.capture(text, 5, 6), "# new\n" + text)
+    monkeypatch.setattr(reading, "SEARCH_CHARS", one * 3 // 2)  # room for one search of this file, not two
     anchors = _anchors(worker)
     assert sorted([anchors[first["id"]][0], anchors[second["id"]][0]]) == ["moved", "stale"]
