@@ -22,12 +22,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
+from mcp_tools import dialects
 from mcp_tools.declare import ToolDecl
 
 log = logging.getLogger("code3.mcp")
-
-INTERNAL = {"code": "E_INTERNAL", "message": "internal error; the server log (stderr) has details",
-            "hint": "retry; if it persists, report it with the server log"}
 
 
 class Runtime:
@@ -61,7 +59,7 @@ class Runtime:
             raise
         except Exception:
             log.exception("tool %s raised an unexpected exception", decl.name)
-            return error_result(_json(INTERNAL))
+            return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
 
 
 def _result(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> CallToolResult:

@@ -7,9 +7,10 @@ merge delivery, a REST call and a tool call never interleave inside a handler.
 Every route but the webhook (authenticated by its HMAC signature) and /healthz needs the serve token
 as `Authorization: Bearer <token>` (`Front`): /mcp, the REST routes under /api (their OpenAPI
 description and docs page included) and the web page at / when it comes. The token is
-`CODE3_SERVE_TOKEN`, or generated once into `<project>/.code3/serve_token` (0600 in a 0700
-directory). `Front` also answers POST /mcp bodies that are not JSON (-32700) or not a JSON-RPC message
-(-32600) itself, the same way in both protocol eras.
+`CODE3_SERVE_TOKEN`, or generated once into `CODE3_HOME/projects/<key>/serve_token` (0600 in a 0700
+directory, outside the work tree). `Front` also answers POST /mcp bodies that are not JSON (-32700) or
+not a JSON-RPC message (-32600) itself, the same way in both protocol eras, with seed 002's
+`data: {type, details, timestamp}` as every Code3 JSON-RPC error (`mcp_tools.dialects`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from starlette.responses import JSONResponse
 
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
+from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data
 from mcp_tools.manifest import Entry
-from mcp_tools.server import INVALID_REQUEST, PARSE_ERROR, build_server
+from mcp_tools.server import build_server
 
 log = logging.getLogger("code3.serve")
 
@@ -50,7 +52,8 @@ class TooLarge(Exception):
 def serve_token(state_dir: Path, configured: str | None = None) -> tuple[bytes, Path | None]:
     """The bearer token `serve` requires, and the file it lives in (None when it comes from the environment).
 
-    Generated on first use (32 random bytes, URL-safe) into `state_dir/serve_token`, created 0600 in a
+    Generated on first use (32 random bytes, URL-safe) into `state_dir/serve_token` (the project's secrets
+    directory in CODE3_HOME, never the work tree), created 0600 in a
     0700 directory and never rewritten: racing first starts agree on the first one written. The token is
     registered with the scrubber, so no log line or error message carries it.
     """
@@ -205,15 +208,17 @@ def json_rpc_problem(body: bytes) -> dict[str, Any] | None:
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, or an oversized integer literal
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error"}}
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "Parse error",
+                                                       "data": error_data(PARSE_ERROR, "the body is not JSON")}}
     try:
         jsonrpc_message_adapter.validate_python(decoded, by_name=False)
     except (ValidationError, RecursionError):
         request_id = decoded.get("id") if isinstance(decoded, dict) else None
         if not (isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))):
             request_id = None
+        message = "Invalid Request: not a JSON-RPC 2.0 message"
         return {"jsonrpc": "2.0", "id": request_id,
-                "error": {"code": INVALID_REQUEST, "message": "Invalid Request: not a JSON-RPC 2.0 message"}}
+                "error": {"code": INVALID_REQUEST, "message": message, "data": error_data(INVALID_REQUEST, message)}}
     return None
 
 

@@ -32,18 +32,17 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ValidationError
 
-from mcp_tools import client_logging
-from mcp_tools.binding import INTERNAL, Runtime, error_result, sdk_tool
+from mcp_tools import client_logging, dialects
+from mcp_tools.binding import Runtime, error_result, sdk_tool
 from mcp_tools.catalog import INSTRUCTIONS, PROFILES, declaration, extensions_for
 from mcp_tools.declare import COMPLETERS, Completer
+from mcp_tools.dialects import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from mcp_tools.manifest import Entry, build
 
 log = logging.getLogger("code3.mcp")
 
 VALIDATION_HINT = "fix the arguments as the message says; tools/list gives each tool's input schema"
 
-# JSON-RPC 2.0 error codes
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 MAX_COMPLETIONS = 100  # the specification's cap on `completion.values`
 
 
@@ -83,22 +82,25 @@ class Code3Server(MCPServer):
             raise ToolError(f"Unknown tool: {name}")
         if context is None:
             context = Context(mcp_server=self, subscriptions=self._subscriptions)
+        module = self._entries[name].module
+        decl_text = declaration(name, module).error_text
         try:
             return await tool.run(arguments, context, convert_result=True)
         except UnexpectedToolError:
             log.exception("tool %s raised an unexpected exception", name)
-            return error_result(json.dumps(INTERNAL, ensure_ascii=False))
+            return error_result(dialects.internal(name, module, decl_text))
         except ToolError as exc:  # the SDK refused the arguments (a handler's own failures are answers)
             if not isinstance(exc.__cause__, ValidationError):
                 raise
-            data = describe_argument_errors(name, tool.fn_metadata.arg_model, arguments)
-            return error_result(json.dumps(data, ensure_ascii=False))
+            message, hint = describe_argument_errors(name, tool.fn_metadata.arg_model, arguments)
+            return error_result(dialects.refused_arguments(name, module, message, hint, decl_text))
 
 
 # --- refused arguments ------------------------------------------------------------------------------------------------
 
-def describe_argument_errors(tool: str, model: type[BaseModel], arguments: Any) -> dict[str, str]:
-    """The contract's E_VALIDATION answer for arguments `model` refuses: the unknown names, then each problem."""
+def describe_argument_errors(tool: str, model: type[BaseModel], arguments: Any) -> tuple[str, str]:
+    """(message, hint) for arguments `model` refuses: the unknown names, then each problem. The family's dialect
+    (`mcp_tools.dialects.refused_arguments`) wraps them."""
     declared = [field.alias or name for name, field in model.model_fields.items()]
     try:
         model.model_validate_json(json.dumps(arguments), strict=True)
@@ -119,7 +121,7 @@ def describe_argument_errors(tool: str, model: type[BaseModel], arguments: Any) 
         hint = f"remove {', '.join(unknown)}: {tool} takes {takes} (tools/list gives its input schema)"
     else:
         hint = VALIDATION_HINT
-    return {"code": "E_VALIDATION", "message": message, "hint": hint}
+    return message, hint
 
 
 _JSON_TYPES = {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "an array",
@@ -148,22 +150,46 @@ def protocol_errors(server: MCPServer) -> Callable[..., Any]:
         name = params.get("name") if isinstance(params, Mapping) else None
         if method == "tools/call" and isinstance(name, str):
             if name not in {t.name for t in await server.list_tools()}:
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}", data={"name": name})
+                raise dialects.rpc_error(INVALID_PARAMS, f"Unknown tool: {name}",
+                                         f"Unknown tool: {name}; tools/list gives this server's tools")
         elif method == "prompts/get" and isinstance(name, str):
             if name not in {p.name for p in await server.list_prompts()}:
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}", data={"name": name})
+                raise dialects.rpc_error(INVALID_PARAMS, f"Unknown prompt: {name}",
+                                         f"Unknown prompt: {name}; prompts/list gives this server's prompts")
             try:
                 return await call_next(ctx)
             except (MCPError, ValidationError):
                 raise
             except ValueError as exc:  # missing or refused prompt arguments
-                raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"name": name}) from None
+                raise dialects.rpc_error(INVALID_PARAMS, str(exc), f"prompt {name}: {exc}") from None
             except Exception:
                 log.exception("prompt %s failed", name)
-                raise MCPError(code=INTERNAL_ERROR, message="internal error; the server log has details") from None
+                raise dialects.rpc_error(INTERNAL_ERROR, "internal error; the server log has details") from None
         return await call_next(ctx)
 
     return middleware
+
+
+async def error_data(ctx: Any, call_next: Any) -> Any:
+    """Every JSON-RPC error a request meets carries seed 002's `data: {type, details, timestamp}`
+    (`mcp_tools.dialects`): the SDK's -32601 (its data the method name) and -32602 for malformed params
+    (no data), the front's own errors, and an unexpected exception (the SDK's code 0) as -32603."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        data = dialects.with_data(exc.error.code, exc.error.message, exc.error.data)
+        if data is None:
+            raise
+        raise MCPError(exc.error.code, exc.error.message, data) from None
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e["loc"]) or "params" for e in exc.errors(include_url=False)})
+        raise dialects.rpc_error(INVALID_PARAMS, "Invalid request parameters",
+                                 f"{getattr(ctx, 'method', '')}: invalid {', '.join(fields)[:500]}") from None
+    except Exception:
+        if getattr(ctx, "request_id", None) is None:  # a notification: nothing is answered
+            raise
+        log.exception("request %s failed", getattr(ctx, "method", "?"))
+        raise dialects.rpc_error(INTERNAL_ERROR, "Internal error", dialects.INTERNAL_MESSAGE) from None
 
 
 # --- completions ------------------------------------------------------------------------------------------------------
@@ -235,7 +261,7 @@ def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runt
     entries = [entry for entry in (build() if tools is None else tools) if profile in entry.profiles]
     server = Code3Server(entries, runtime, name=name, version=profile_version or version,
                          instructions=INSTRUCTIONS[profile])
-    server.middleware.extend([protocol_errors(server), client_logging.client_logging])
+    server.middleware.extend([error_data, protocol_errors(server), client_logging.client_logging])
     client_logging.install_capture()
     _lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(), client_logging.set_logging_level)
     _register_completions(server, runtime, profile)
@@ -265,7 +291,8 @@ def unreadable_message_error(exc: Exception) -> Any | None:
 
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
     if not errors or any(e["type"] == "json_invalid" for e in errors):
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+            code=PARSE_ERROR, message="Parse error", data=dialects.error_data(PARSE_ERROR, "the line is not JSON")))
     request_id = None
     for e in errors:
         candidate = e.get("input")
@@ -274,8 +301,9 @@ def unreadable_message_error(exc: Exception) -> Any | None:
             if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
                 request_id = value
             break
-    return JSONRPCError(jsonrpc="2.0", id=request_id,
-                        error=ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message"))
+    message = "Invalid Request: not a JSON-RPC 2.0 message"
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
+        code=INVALID_REQUEST, message=message, data=dialects.error_data(INVALID_REQUEST, message)))
 
 
 async def _answer_unreadable(source: Any, sink: Any, out: Any) -> None:
@@ -295,12 +323,46 @@ async def _answer_unreadable(source: Any, sink: Any, out: Any) -> None:
                 return
 
 
+class ErrorDataStream:
+    """The stdio write stream with seed 002's `data: {type, details, timestamp}` on every JSON-RPC error,
+    those answered below the middleware too (a 2026-07-28 envelope on a handshake connection, an unreadable
+    line): the one place every stdio answer passes."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    async def send(self, item: Any) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp.types import JSONRPCError
+
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCError):
+            error = message.error
+            data = dialects.with_data(error.code, error.message, error.data)
+            if data is not None:
+                fixed = message.model_copy(update={"error": error.model_copy(update={"data": data})})
+                item = SessionMessage(message=fixed, metadata=item.metadata)
+        await self._stream.send(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> ErrorDataStream:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._stream.__aexit__(*exc)
+
+
 async def serve_stdio(server: MCPServer) -> None:
-    """`MCPServer.run()` over stdio, with unreadable lines answered (see `unreadable_message_error`)."""
+    """`MCPServer.run()` over stdio, with unreadable lines answered (see `unreadable_message_error`) and
+    every JSON-RPC error carrying its data (`ErrorDataStream`)."""
     from mcp.server.stdio import stdio_server
 
     lowlevel = _lowlevel(server)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server() as (read_stream, raw_write_stream):
+        write_stream = ErrorDataStream(raw_write_stream)
         send, receive = anyio.create_memory_object_stream[Any](0)
         async with anyio.create_task_group() as tg:
             tg.start_soon(_answer_unreadable, read_stream, send, write_stream)

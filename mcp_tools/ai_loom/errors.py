@@ -25,7 +25,9 @@ class LoomError(Code3Error):
         self.loom_code = LOOM_CODES.get(code, "INTERNAL")
 
     def as_dict(self) -> dict[str, str]:
-        return {"code": self.loom_code, "message": self.message, "hint": self.hint}
+        """The seed's `{code, message}`, with a hint where one helps."""
+        answer = {"code": self.loom_code, "message": self.message}
+        return {**answer, "hint": self.hint} if self.hint else answer
 
 
 def loom_errors(handler: F) -> F:

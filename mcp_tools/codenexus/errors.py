@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from mcp.shared.exceptions import MCPError
 
 from adapters.paths import PathRefused
 from domain.errors import Code, Code3Error
+from mcp_tools.dialects import now_z
 
 FILE_NOT_FOUND = -32000
 PERMISSION_DENIED = -32001
@@ -32,8 +32,6 @@ _BY_CODE = {Code.NOT_FOUND: FILE_NOT_FOUND, Code.UNAUTHORIZED: PERMISSION_DENIED
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def now_z() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def nexus_error(code: int, details: str) -> MCPError:

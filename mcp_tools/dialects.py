@@ -1,0 +1,110 @@
+"""Each tool family's error dialect, for the failures the MCP front answers itself (refused arguments, a
+crash outside a handler) and for JSON-RPC errors.
+
+A family answers every failure as its seed does, wherever the failure is caught:
+- `code3` (seeds 001 and 003: spec_mcp.*, server_mcp.*, add): `{code: E_*, message, hint}` as JSON text;
+- `ai-loom` (seed 004): `{code: NOT_FOUND | VALIDATION_ERROR | INTERNAL, message[, hint]}` as JSON text;
+- `reverse-spec` (seed 000): the seed's plain text, "<tool> 失败: <详情>";
+- `codenexus` (seed 002): a JSON-RPC error whose `data` is `{type, details, timestamp}`.
+
+A tool failure is `isError` with the error in the text only (`mcp_tools.binding.error_result`). Every
+JSON-RPC error a Code3 server sends, in any profile, carries CodeNexus's `data: {type, details, timestamp}`
+(`rpc_error`): a superset of JSON-RPC that the CodeNexus profile needs and no other client minds.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+CODE3, AI_LOOM, REVERSE_SPEC, CODENEXUS = "code3", "ai-loom", "reverse-spec", "codenexus"
+_PACKAGES = {"mcp_tools.ai_loom": AI_LOOM, "mcp_tools.reverse_spec": REVERSE_SPEC, "mcp_tools.codenexus": CODENEXUS}
+
+# JSON-RPC 2.0 and seed 002's error codes -> the `type` their data carries
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+_TYPES = {PARSE_ERROR: "ParseError", INVALID_REQUEST: "InvalidRequest", METHOD_NOT_FOUND: "MethodNotFound",
+          INVALID_PARAMS: "ValidationError", INTERNAL_ERROR: "InternalError", -32000: "FileNotFoundError",
+          -32001: "PermissionError", -32002: "ValidationError"}
+DATA_KEYS = frozenset({"type", "details", "timestamp"})
+
+INTERNAL_MESSAGE = "internal error; the server log (stderr) has details"
+INTERNAL_HINT = "retry; if it persists, report it with the server log"
+
+
+def family(module: str) -> str:
+    """The family of the tool declared in `module` (a handler's `__module__`)."""
+    for package, name in _PACKAGES.items():
+        if module == package or module.startswith(package + "."):
+            return name
+    return CODE3
+
+
+def now_z() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def error_data(code: int, details: str) -> dict[str, str]:
+    """Seed 002's `data` of a JSON-RPC error."""
+    return {"type": _TYPES.get(code, "ProtocolError"), "details": details, "timestamp": now_z()}
+
+
+def rpc_error(code: int, message: str, details: str | None = None) -> MCPError:
+    return MCPError(code, message, error_data(code, details or message))
+
+
+def with_data(code: int, message: str, data: Any) -> dict[str, Any] | None:
+    """`data` as seed 002 shapes it: kept when it already is, else built from what it said (a method name,
+    the SDK's empty string) and the message. None when it already has the shape."""
+    if isinstance(data, dict) and set(data) >= DATA_KEYS:
+        return None
+    if isinstance(data, str) and data:
+        details = f"{message}: {data}"
+    elif isinstance(data, dict) and isinstance(data.get("name"), str):
+        details = f"{message} (name: {data['name']})" if data["name"] not in message else message
+    else:
+        details = message
+    return error_data(code, details)
+
+
+def _text(data: dict[str, str]) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+def refused_arguments(tool: str, module: str, message: str, hint: str, error_text: Any = None) -> str:
+    """The text of a refused-arguments answer in the family's dialect; raises the JSON-RPC error for CodeNexus."""
+    match family(module):
+        case "codenexus":
+            raise rpc_error(INVALID_PARAMS, "Invalid params", f"{message}; {hint}")
+        case "ai-loom":
+            return _text({"code": "VALIDATION_ERROR", "message": message, "hint": hint})
+        case "reverse-spec":
+            return _seed_text(tool, f"参数无效 (invalid arguments): {message.split(': ', 1)[-1]}", hint, error_text)
+        case _:
+            return _text({"code": "E_VALIDATION", "message": message, "hint": hint})
+
+
+def internal(tool: str, module: str, error_text: Any = None) -> str:
+    """The text of an unexpected failure in the family's dialect (details stay in the server log); raises the
+    JSON-RPC error for CodeNexus."""
+    match family(module):
+        case "codenexus":
+            raise rpc_error(INTERNAL_ERROR, "Internal error", INTERNAL_MESSAGE)
+        case "ai-loom":
+            return _text({"code": "INTERNAL", "message": INTERNAL_MESSAGE, "hint": INTERNAL_HINT})
+        case "reverse-spec":
+            return _seed_text(tool, "内部错误: the server log (stderr) has the stack trace", "", error_text)
+        case _:
+            return _text({"code": "E_INTERNAL", "message": INTERNAL_MESSAGE, "hint": INTERNAL_HINT})
+
+
+def _seed_text(tool: str, message: str, hint: str, error_text: Any) -> str:
+    """Seed 000's "<tool> 失败: <详情>", through the declaration's own `error_text` when it has one."""
+    from domain.errors import Code, Code3Error
+
+    detail = f"{message} ({hint})" if hint else message
+    if error_text is not None:
+        return str(error_text(Code3Error(Code.VALIDATION, detail, "")))
+    return f"{tool} 失败: {detail}"
