@@ -69,9 +69,9 @@ def cmd_spec(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.action == "prepare":
-            from mcp_tools.reverse_spec.prepare import prepare
+            from mcp_tools.reverse_spec.prepare import prepare_answer
 
-            answer: dict[str, Any] = prepare(s, args.target, args.deep)  # type: ignore[assignment]
+            answer: dict[str, Any] = prepare_answer(s, args.target, args.deep)  # type: ignore[assignment]
         elif args.action == "generate":
             from mcp_tools.reverse_spec.generate import generate
 

@@ -40,9 +40,9 @@ class AnnotationView(TypedDict):
 @with_config(STRICT)
 class ListAnswer(TypedDict):
     items: list[AnnotationView]
-    nextOffset: NotRequired[int]
-    truncated: NotRequired[bool]  # the 256 KB response cap cut the page
-    omitted: NotRequired[int]
+    nextOffset: NotRequired[int]  # where the next page starts; also when the answer cap cut the last page
+    truncated: NotRequired[bool]  # the answer cap (CODE3_MAX_ANSWER_BYTES, 256 KB) cut the page
+    omitted: NotRequired[int]  # the items the cap left out (they start at nextOffset)
 
 
 @with_config(STRICT)
@@ -59,8 +59,8 @@ class StitchAnswer(TypedDict):
     stats: StitchStats
     dropped: list[str]  # beyond the seed: the ids the budget left out
     tokenEstimate: int  # beyond the seed: about chars / 4, an estimate
-    truncated: NotRequired[bool]
-    omitted: NotRequired[int]
+    truncated: NotRequired[bool]  # the answer cap allowed fewer characters than maxChars
+    omitted: NotRequired[int]  # annotations that cap left out (listed in dropped: stitch them in another call)
 
 
 @with_config(STRICT)

@@ -19,7 +19,8 @@ from domain.anchor import Anchor, file_digest
 from domain.annotation import Annotation, Sealer
 from domain.annotation_rules import DEFAULT_PRIORITY, parse_ann_id
 from domain.errors import Code
-from domain.stitch import MAX_CHARS_DEFAULT, cap_response, stitch
+from domain.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, stitch
+from mcp_tools import answer_size
 from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
 from mcp_tools.ai_loom.errors import LoomError, loom_errors
 from mcp_tools.ai_loom.reading import ReadBudget
@@ -120,7 +121,7 @@ def list_contexts(
     answer: dict[str, Any] = {"items": items}
     if more:
         answer["nextOffset"] = start + size
-    return cap_response(answer)  # type: ignore[return-value]
+    return answer_size.cut_page(answer, "items", start)  # type: ignore[return-value]
 
 
 @tool("ai-loom.get_context", profiles=READ, read_only=True, open_world=False)
@@ -154,9 +155,18 @@ def stitch_contexts(
         if annotation.file_path not in texts:
             texts[annotation.file_path] = _text(s, annotation.file_path)
         items.append(annotation.stitch_item(texts[annotation.file_path], _sealer(s), reading.find))
-    result = stitch(items, templateId or "concise", MAX_CHARS_DEFAULT if maxChars is None else maxChars,
-                    include_internal=_shares_internal(s))
-    return cap_response(result.as_dict())  # type: ignore[return-value]
+    budget = MAX_CHARS_DEFAULT if maxChars is None else maxChars
+    whole = stitch(items, templateId or "concise", budget, include_internal=_shares_internal(s))
+
+    def within(chars: int) -> dict[str, Any]:  # the answer cap may allow fewer characters than maxChars
+        result = whole if chars == budget else stitch(items, templateId or "concise", chars,
+                                                      include_internal=_shares_internal(s))
+        answer = result.as_dict()
+        if chars < budget:
+            answer.update(truncated=True, omitted=whole.annotations - result.annotations)
+        return answer
+
+    return answer_size.largest_fitting(within, min(MAX_CHARS_MIN, budget), budget)[1]  # type: ignore[return-value]
 
 
 def _anchor(s: Services, file_path: str, start_line: int, end_line: int) -> tuple[str, Anchor]:

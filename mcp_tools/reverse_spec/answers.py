@@ -5,7 +5,7 @@ warnings; BatchResult; DriftReport summary); the fields below them are ours, doc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic needs it for nested TypedDicts on Python < 3.12
@@ -57,11 +57,25 @@ class MergedSummary(TypedDict):
 
 
 @with_config(STRICT)
+class PrepareContinuation(TypedDict):
+    """Beyond the seed: what the answer cap (CODE3_MAX_ANSWER_BYTES) left out of a prepare answer and where it
+    starts: call prepare again with the same targetPath and deep and these offsets (no state is kept between
+    calls; the pages belong together while mergedSkeleton.hash is the same)."""
+
+    offset: int  # the first file left out of skeletons and filePaths
+    contextOffset: int  # the first character left out of context.text
+    omittedFiles: int
+    omittedContextChars: int
+    hint: str
+
+
+@with_config(STRICT)
 class PrepareAnswer(TypedDict):
-    skeletons: list[dict[str, Any]]  # one FileSkeleton per file (domain/skeleton.py)
+    skeletons: list[dict[str, Any]]  # one FileSkeleton per file (domain/skeleton.py), from `offset`
     mergedSkeleton: MergedSummary
-    context: ContextAnswer
-    filePaths: list[str]
+    context: ContextAnswer  # its text from `contextOffset`
+    filePaths: list[str]  # from `offset`
+    continuation: NotRequired[PrepareContinuation]  # only when the cap cut this answer
 
 
 @with_config(STRICT)
@@ -87,6 +101,16 @@ class ModuleFailure(TypedDict):
 
 
 @with_config(STRICT)
+class BatchContinuation(TypedDict):
+    """Beyond the seed: the answer cap (CODE3_MAX_ANSWER_BYTES) cut the module lists; call batch again with
+    the same projectRoot and this offset (that call runs nothing: it pages the last run's saved result)."""
+
+    offset: int  # the first module (position in order) left out
+    omittedModules: int
+    hint: str
+
+
+@with_config(STRICT)
 class BatchAnswer(TypedDict):
     """BatchResult.
 
@@ -97,7 +121,8 @@ class BatchAnswer(TypedDict):
     (dependencies first); cycles: import cycles between modules (each a sorted list); brokenEdges: the
     dependency edges ignored to order a cycle ([from, to], deterministic: within a cycle modules go in name
     order); indexSpecPath: the architecture index; checkpointPath: where progress is kept (a re-run resumes);
-    tokenUsage: summed over the modules generated; duration: seconds.
+    tokenUsage: summed over the modules generated; duration: seconds. A page (offset > 0, or an answer the
+    cap cut) lists only the modules from its offset in each list; the counts and paths are the run's.
     """
 
     totalModules: int
@@ -113,6 +138,7 @@ class BatchAnswer(TypedDict):
     checkpointPath: str
     tokenUsage: TokenUsage
     duration: float
+    continuation: NotRequired[BatchContinuation]  # only when the cap cut the module lists
 
 
 @with_config(STRICT)

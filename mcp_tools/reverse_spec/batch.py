@@ -25,8 +25,9 @@ from adapters.private_files import private_dir, write_private
 from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
 from domain.spec_document import render_front
+from mcp_tools import answer_size
 from mcp_tools.declare import tool
-from mcp_tools.reverse_spec.answers import BatchAnswer, ModuleFailure
+from mcp_tools.reverse_spec.answers import BatchAnswer, BatchContinuation, ModuleFailure
 from mcp_tools.reverse_spec.common import (
     PROFILE,
     failed,
@@ -181,9 +182,62 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
             "duration": round(time.monotonic() - started, 3)}
 
 
+RESULT = CHECKPOINT.parent / "batch-result.json"
+CONTINUE_HINT = ("the answer cap (CODE3_MAX_ANSWER_BYTES) cut the module lists: call batch again with the same "
+                 "projectRoot and offset from here, until no continuation is given; a call with an offset runs "
+                 "nothing and pages the last run's result (kept in .code3/reverse-spec/batch-result.json)")
+
+
+def page(full: BatchAnswer, offset: int = 0) -> BatchAnswer:
+    """The part of `full` about the modules from position `offset` of its order that fits the answer cap:
+    the module lists (order, successful, skipped, degraded, failed) and the cycles and ignored edges that
+    start there; the counts and paths whole. `continuation` says where the rest starts."""
+    order = full["order"]
+    at = {m: i for i, m in enumerate(order)}
+    charged = [0] * len(order)
+    owner: list[tuple[str, int, Any]] = []  # (list, module position, item) for every listed item
+    for key in ("order", "successful", "skipped", "degraded"):
+        owner.extend((key, at[m], m) for m in full[key])  # type: ignore[literal-required]
+    owner.extend(("failed", at[f["module"]], f) for f in full["failed"])
+    owner.extend(("cycles", min(at[m] for m in c), c) for c in full["cycles"])
+    owner.extend(("brokenEdges", at[e[0]], e) for e in full["brokenEdges"])
+    for _, position, item in owner:
+        charged[position] += answer_size.cost(item) + 2
+    empty = {key: [] for key in ("order", "successful", "skipped", "degraded", "failed", "cycles", "brokenEdges")}
+    widest: BatchContinuation = {"offset": len(order), "omittedModules": len(order), "hint": CONTINUE_HINT}
+    budget = answer_size.room({**full, **empty, "continuation": widest})
+    kept = answer_size.fit_items(charged[offset:], budget)
+    if offset == 0 and kept == len(order):
+        return full
+    end = offset + kept
+    answer: dict[str, Any] = {**full, **empty}
+    for key, position, item in owner:
+        if offset <= position < end:
+            answer[key].append(item)
+    if end < len(order):
+        answer["continuation"] = {"offset": end, "omittedModules": len(order) - end, "hint": CONTINUE_HINT}
+    return answer  # type: ignore[return-value]
+
+
+def last_result(s: Services, project_root: str) -> BatchAnswer:
+    """The last batch run's whole result for this root (what a call with an offset pages)."""
+    root = relative(s, resolve(s, project_root or ".", kind="dir"))
+    try:
+        saved = json.loads((s.project / RESULT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = None
+    if not isinstance(saved, dict) or saved.get("root") != root:
+        raise Code3Error(Code.PRECONDITION, f"no batch result of {root} to page: run batch first (offset 0)",
+                         "its answer's continuation gives the offsets to page")
+    return saved["result"]  # type: ignore[no-any-return]
+
+
 @tool("batch", profiles=PROFILE, open_world=True, error_text=failed("batch"), progress=True)
 @seed_errors
 def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
+          offset: Annotated[int, Field(ge=0, description="beyond the seed: 0 runs the batch; a continuation.offset "
+                                                         "runs nothing and answers the last run's module lists from "
+                                                         "that module")] = 0,
           progress: Progress | None = None) -> BatchAnswer:
     """批量 Spec 生成
 
@@ -191,6 +245,12 @@ def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
     dependencies did not change since the last run (unless force), resuming an interrupted run, and an
     architecture index (specs/_index.spec.md). Sends notifications/progress when given a progress token.
     A module that cannot be generated is listed in `failed`; when the model itself fails (no key, rate limit
-    after retries) the batch stops with that error, and the next run resumes where it stopped.
+    after retries) the batch stops with that error, and the next run resumes where it stopped. An answer the
+    answer cap cuts says in `continuation` the offset of the rest.
     """
-    return run_batch(s, projectRoot, force, progress)
+    if offset:
+        return page(last_result(s, projectRoot), offset)
+    result = run_batch(s, projectRoot, force, progress)
+    write_private(s.project / RESULT, json.dumps({"root": relative(s, resolve(s, projectRoot or ".", kind="dir")),
+                                                  "result": result}, ensure_ascii=False).encode("utf-8"))
+    return page(result)

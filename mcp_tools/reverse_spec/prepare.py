@@ -9,14 +9,19 @@ from pydantic import Field
 
 from domain.module_graph import api_hash
 from domain.skeleton import MergedSkeleton
+from mcp_tools import answer_size
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import context as ctx
-from mcp_tools.reverse_spec.answers import MergedSummary, PrepareAnswer
+from mcp_tools.reverse_spec.answers import MergedSummary, PrepareAnswer, PrepareContinuation
 from mcp_tools.reverse_spec.common import PROFILE, failed, load_skeleton, paths_of, require_parsed, seed_errors
 from mcp_tools.services import Services
 
 TargetPath = Annotated[str, Field(description="目标文件或目录路径（绝对或相对于 cwd）")]
 Deep = Annotated[bool, Field(description="深度分析模式（包含函数体）")]
+Offset = Annotated[int, Field(ge=0, description="beyond the seed: the first file of the page (skeletons and "
+                                                "filePaths), continuation.offset of the last page; 0 for the first")]
+ContextOffset = Annotated[int, Field(ge=0, description="beyond the seed: the first character of context.text of the "
+                                                       "page, continuation.contextOffset of the last page")]
 
 
 def build_context(s: Services, rel: str, merged: MergedSkeleton, deep: bool,
@@ -41,14 +46,9 @@ def summary(merged: MergedSkeleton) -> MergedSummary:
     }
 
 
-@tool("prepare", profiles=PROFILE, read_only=True, open_world=False, error_text=failed("prepare"))
 @seed_errors
-def prepare(s: Services, targetPath: TargetPath, deep: Deep = False) -> PrepareAnswer:
-    """AST 预处理 + 上下文组装
-
-    The skeleton of a file or directory (exports, imports, parse errors per file), its merged summary, and
-    the context a model would get, under a budget of 100 000 estimated tokens (what was trimmed is listed).
-    """
+def prepare_answer(s: Services, targetPath: str, deep: bool = False) -> PrepareAnswer:
+    """The whole PrepareResult, uncut (the CLI prints it; the tool sends it a page at a time)."""
     redactions: Counter[str] = Counter()
     rel, merged = load_skeleton(s, targetPath, redactions)
     warnings: list[str] = []
@@ -58,3 +58,50 @@ def prepare(s: Services, targetPath: TargetPath, deep: Deep = False) -> PrepareA
     return {"skeletons": [f.model_dump(mode="json") for f in merged.files], "mergedSkeleton": summary(merged),
             "context": context.answer(),  # type: ignore[typeddict-item]
             "filePaths": [f.path for f in merged.files]}
+
+
+CONTINUE_HINT = ("the answer cap (CODE3_MAX_ANSWER_BYTES) cut this answer: call prepare again with the same "
+                 "targetPath and deep, and offset and contextOffset from here, until no continuation is given; "
+                 "the pages belong together while mergedSkeleton.hash stays the same")
+
+
+def page(full: PrepareAnswer, offset: int = 0, context_offset: int = 0) -> PrepareAnswer:
+    """The part of `full` from file `offset` (skeletons and filePaths) and character `context_offset` of the
+    context text that fits the answer cap, the context first; `continuation` says where the rest starts."""
+    files, chars = len(full["filePaths"]), len(full["context"]["text"])
+    skeletons, paths = full["skeletons"][offset:], full["filePaths"][offset:]
+    text = full["context"]["text"][context_offset:]
+    widest: PrepareContinuation = {"offset": files, "contextOffset": chars, "omittedFiles": files,
+                                   "omittedContextChars": chars, "hint": CONTINUE_HINT}
+    base = {**full, "skeletons": [], "filePaths": [], "context": {**full["context"], "text": ""},
+            "continuation": widest}
+    budget = answer_size.room(base)
+    if budget < 0:
+        raise answer_size.AnswerTooLarge(answer_size.limit() - budget, answer_size.limit(),
+                                         "prepare a subdirectory: even without skeletons and context text the "
+                                         "summary exceeds the cap")
+    kept_chars = answer_size.fit_text(text, budget)
+    budget -= answer_size.cost(text[:kept_chars]) - answer_size.cost("")
+    kept = answer_size.fit_items([answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons, paths,
+                                                                                                strict=True)],
+                                 budget)
+    answer: PrepareAnswer = {**full, "skeletons": skeletons[:kept], "filePaths": paths[:kept],
+                             "context": {**full["context"], "text": text[:kept_chars]}}
+    if kept < len(paths) or kept_chars < len(text):
+        answer["continuation"] = {"offset": offset + kept, "contextOffset": context_offset + kept_chars,
+                                  "omittedFiles": len(paths) - kept, "omittedContextChars": len(text) - kept_chars,
+                                  "hint": CONTINUE_HINT}
+    return answer
+
+
+@tool("prepare", profiles=PROFILE, read_only=True, open_world=False, error_text=failed("prepare"))
+@seed_errors
+def prepare(s: Services, targetPath: TargetPath, deep: Deep = False, offset: Offset = 0,
+            contextOffset: ContextOffset = 0) -> PrepareAnswer:
+    """AST 预处理 + 上下文组装
+
+    The skeleton of a file or directory (exports, imports, parse errors per file), its merged summary, and
+    the context a model would get, under a budget of 100 000 estimated tokens (what was trimmed is listed).
+    An answer the answer cap cuts says in `continuation` where the rest starts (offset, contextOffset).
+    """
+    return page(prepare_answer(s, targetPath, deep), offset, contextOffset)

@@ -1,0 +1,271 @@
+"""One cap for the whole answer line (mcp_tools/answer_size.py): every tool answer, at its largest, is at most
+CODE3_MAX_ANSWER_BYTES as the JSON-RPC line a client receives, and a cut answer lets the client fetch the rest
+(following the offsets it gives, nothing missed, nothing twice)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.types import CallToolResult, JSONRPCResponse, TextContent
+
+from code3.settings import Settings
+from code3.wiring import build_services
+from mcp_tools import answer_size
+from mcp_tools.add_demo import add
+from mcp_tools.binding import StrictArguments, strict_tool
+from mcp_tools.reverse_spec.batch import run_batch
+from mcp_tools.reverse_spec.prepare import prepare_answer
+from mcp_tools.server import build_server
+from mcp_tools.services import Services
+from tests.answers import error_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_project(root: Path, modules: int, files: int) -> None:
+    """`modules` directories of `files` Python files, module i importing module i-1 (as benchmarks do)."""
+    for m in range(modules):
+        for f in range(files):
+            path = root / f"mod{m:03d}" / f"file{f:02d}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            dep = f"from mod{m - 1:03d}.file{f:02d} import func{f}\n\n\n" if m else ""
+            path.write_text(f'{dep}def func{f}(x: int, y: str = "ä\\"q") -> int:\n    """Do {m}.{f} «quoted»."""\n'
+                            f"    return x + {f}\n\n\nclass Thing{f}:\n    def run(self) -> None:\n        pass\n")
+
+
+@pytest.fixture
+def s(tmp_path: Path) -> Iterator[Services]:
+    home = os.environ.get("CODE3_HOME") or str(tmp_path.parent / "home")  # the suite's own (tests/conftest.py)
+    services = build_services(Settings.from_env(env={"CODE3_HOME": home}, project=tmp_path))
+    yield services
+    services.close()
+
+
+def line_of(result: CallToolResult, request_id: int = 7) -> bytes:
+    """The JSON-RPC line the stdio transport writes for this result (as mcp.server.runner and stdio do)."""
+    body = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=body).model_dump_json(
+        by_alias=True, exclude_unset=True).encode("utf-8")
+
+
+def calls(s: Services, tool: str, arguments: list[dict[str, Any]], profile: str = "all") -> list[CallToolResult]:
+    """Each call through the SDK's in-memory client (which checks structuredContent against the output schema)."""
+    async def go() -> list[CallToolResult]:
+        async with Client(build_server(lambda: s, profile=profile, version="t"), mode="legacy") as client:
+            await client.list_tools()
+            return [await client.call_tool(tool, args) for args in arguments]
+
+    return anyio.run(go)
+
+
+def follow(s: Services, tool: str, first: dict[str, Any], step: Any, cap: int) -> list[dict[str, Any]]:
+    """Call `tool`, then again with `step(answer)` (the next arguments, None when complete), one client session;
+    every line within `cap`."""
+    pages: list[dict[str, Any]] = []
+
+    async def go() -> None:
+        async with Client(build_server(lambda: s, profile="all", version="t"), mode="legacy") as client:
+            await client.list_tools()
+            arguments: dict[str, Any] | None = first
+            while arguments is not None:
+                result = await client.call_tool(tool, arguments)
+                assert not result.is_error, result
+                assert len(line_of(result)) <= cap
+                assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+                pages.append(result.structured_content)
+                arguments = step(result.structured_content, arguments)
+                assert len(pages) < 500
+
+    anyio.run(go)
+    return pages
+
+
+# --- the cap itself -----------------------------------------------------------------------------------------------
+
+def test_the_cap_is_256_kb_unless_configured_and_refuses_nonsense() -> None:
+    assert answer_size.limit({}) == 262_144
+    assert answer_size.limit({"CODE3_MAX_ANSWER_BYTES": "524288"}) == 524_288
+    for bad in ("abc", "-1", "100", "1.5"):
+        with pytest.raises(answer_size.Code3Error) as caught:
+            answer_size.limit({"CODE3_MAX_ANSWER_BYTES": bad})
+        assert "CODE3_MAX_ANSWER_BYTES" in caught.value.message
+
+
+def test_an_answer_is_serialised_once_and_its_line_size_is_what_the_transport_writes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {"text": 'quotes " and \\ back\nslashes, ünïcode ✓' * 300, "n": [1, 2.5, None, True]}
+    result = answer_size.answer(data)
+    assert result.content[0].text == answer_size.encode(data)  # type: ignore[union-attr]
+    measured = len(line_of(result, request_id=123456789))
+    assert measured <= answer_size.ENVELOPE + answer_size.cost(data)
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(measured - 1))
+    with pytest.raises(answer_size.AnswerTooLarge):
+        answer_size.answer(data)
+
+
+def test_the_sdk_does_not_validate_a_finished_answer_again() -> None:
+    """The one reach into the SDK's internals: FuncMetadata.convert_result (mcp.server.mcpserver.utilities.
+    func_metadata), which validates a CallToolResult's structuredContent against the output model. Our
+    StrictArguments passes our finished results through; if the SDK renames the method, this fails."""
+    assert callable(FuncMetadata.convert_result)
+    assert StrictArguments.convert_result is not FuncMetadata.convert_result
+    metadata = strict_tool(add).fn_metadata  # any declared tool: its metadata has an output model
+    assert metadata.output_model is not None
+    odd = CallToolResult(content=[TextContent(type="text", text="{}")], structured_content={"unexpected": 1})
+    assert metadata.convert_result(odd) is odd  # the SDK's own would raise a ValidationError here
+    with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises for a wrong shape
+        FuncMetadata.convert_result(metadata, odd)
+
+
+# --- prepare ------------------------------------------------------------------------------------------------------
+
+def test_prepare_pages_follow_to_the_whole_answer_nothing_missed_nothing_twice(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_project(tmp_path, 20, 10)
+    cap = 16_384
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+    whole = prepare_answer(s, ".")
+
+    def step(answer: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
+        more = answer.get("continuation")
+        assert more is None or more["hint"]
+        return None if more is None else {**args, "offset": more["offset"], "contextOffset": more["contextOffset"]}
+
+    pages = follow(s, "prepare", {"targetPath": "."}, step, cap)
+    assert len(pages) > 3
+    assert [k for p in pages for k in p["skeletons"]] == whole["skeletons"]
+    assert [k for p in pages for k in p["filePaths"]] == whole["filePaths"]
+    assert "".join(p["context"]["text"] for p in pages) == whole["context"]["text"]
+    assert {p["mergedSkeleton"]["hash"] for p in pages} == {whole["mergedSkeleton"]["hash"]}
+    assert "continuation" not in pages[-1] and all("continuation" in p for p in pages[:-1])
+
+
+def test_prepare_of_a_big_project_is_within_the_default_cap_over_stdio(tmp_path: Path) -> None:
+    """The real line `code3 mcp` writes on stdout for prepare of 1 500 files (about 3 MB uncut)."""
+    project = tmp_path / "big"
+    make_project(project, 150, 10)
+    env = {**os.environ, "CODE3_PROJECT": str(project)}
+    env.pop("CODE3_MAX_ANSWER_BYTES", None)
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "prepare",
+                                                                      "arguments": {"targetPath": "."}}},
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "code3", "mcp", "--profile", "reverse-spec"], cwd=project,
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    proc.stdin.flush()
+    lines: dict[int, bytes] = {}
+    while 2 not in lines:
+        raw = proc.stdout.readline()
+        assert raw, proc.stderr.read().decode() if proc.stderr else ""
+        message = json.loads(raw)
+        if "id" in message:
+            lines[message["id"]] = raw.rstrip(b"\n")
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    if proc.stderr is not None:
+        proc.stderr.close()
+    line = lines[2]
+    assert len(line) <= 262_144
+    result = json.loads(line)["result"]
+    assert not result.get("isError"), result
+    assert result["structuredContent"]["continuation"]["omittedFiles"] > 0
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+# --- batch --------------------------------------------------------------------------------------------------------
+
+def test_batch_pages_the_run_it_made_nothing_missed_nothing_twice(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_project(tmp_path, 120, 1)
+    cap = 4096
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+
+    def step(answer: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
+        more = answer.get("continuation")
+        return None if more is None else {"projectRoot": ".", "offset": more["offset"]}
+
+    pages = follow(s, "batch", {"projectRoot": "."}, step, cap)
+    assert len(pages) > 2
+    for key in ("order", "successful"):
+        listed = [m for p in pages for m in p[key]]
+        assert len(listed) == len(set(listed)) == 120, key
+    assert [m for p in pages for m in p["order"]] == pages[0]["order"] + [m for p in pages[1:] for m in p["order"]]
+    assert all(p["totalModules"] == 120 for p in pages)
+    assert not any(p["skipped"] for p in pages)  # the pages are the first run's, not a re-run's
+    again = run_batch(s)
+    assert len(again["skipped"]) == 120
+
+
+def test_batch_with_an_offset_and_no_run_to_page_says_so(s: Services, tmp_path: Path) -> None:
+    make_project(tmp_path, 2, 1)
+    [result] = calls(s, "batch", [{"offset": 3}])
+    assert "run batch" in error_text(result)
+
+
+# --- ai-loom ------------------------------------------------------------------------------------------------------
+
+def annotate_many(s: Services, tmp_path: Path, count: int, comment_chars: int) -> list[str]:
+    from mcp_tools.ai_loom import tools as loom
+
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "big.py").write_text("".join(f"line_{n} = {n}\n" for n in range(1, count + 2)))
+    return [loom.annotate(s, "src/big.py", n + 1, n + 1, f"note {n} " + '"quoted" ü ' * (comment_chars // 12))["id"]
+            for n in range(count)]
+
+
+def test_list_contexts_keeps_next_offset_when_the_cap_cuts_the_last_page(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    annotate_many(s, tmp_path, 60, 1500)
+    cap = 32_768
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+
+    def step(answer: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
+        if answer.get("truncated"):
+            assert answer["omitted"] > 0 and "nextOffset" in answer
+        return None if "nextOffset" not in answer else {"limit": 200, "offset": answer["nextOffset"]}
+
+    pages = follow(s, "ai-loom.list_contexts", {"limit": 200}, step, cap)  # one page of 200 is the last page
+    ids = [item["id"] for p in pages for item in p["items"]]
+    assert len(pages) > 2 and len(ids) == len(set(ids)) == 60
+
+
+def test_stitch_at_its_largest_fits_and_names_what_the_cap_left_out(
+        s: Services, tmp_path: Path) -> None:
+    annotate_many(s, tmp_path, 150, 3000)
+    [result] = calls(s, "ai-loom.stitch", [{"maxChars": 200_000}])
+    assert len(line_of(result)) <= 262_144
+    answer = result.structured_content
+    assert answer is not None and answer["truncated"] is True and answer["omitted"] > 0
+    assert answer["stats"]["annotations"] + len(answer["dropped"]) == 150
+    [rest] = calls(s, "ai-loom.stitch", [{"maxChars": 200_000, "annotationIds": answer["dropped"]}])
+    assert len(line_of(rest)) <= 262_144
+    assert rest.structured_content is not None and rest.structured_content["stats"]["annotations"] > 0
+
+
+# --- every other tool: past the cap, a coded error within it ------------------------------------------------------
+
+def test_an_answer_no_tool_can_cut_is_refused_within_the_cap(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    [ann_id] = annotate_many(s, tmp_path, 1, 3900)
+    cap = 4096
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+    for tool, arguments in (("ai-loom.get_context", {"id": ann_id}), ("ai-loom.list_contexts", {})):
+        [result] = calls(s, tool, [arguments])
+        assert len(line_of(result)) <= cap
+        assert "CODE3_MAX_ANSWER_BYTES" in error_text(result)
