@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from domain.errors import Code, Code3Error
 from domain.values import parse_project_path
@@ -138,6 +138,16 @@ class ProjectPaths:
                 fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
                 with os.fdopen(fd, "rb") as fh:
                     return fh.read(self.max_bytes)
+        except OSError as exc:
+            raise PathRefused("invalid", f"{value!r} cannot be read ({exc.strerror or type(exc).__name__})",
+                              "pass an ordinary file inside the project") from None
+
+    def open_binary(self, value: object) -> BinaryIO:
+        """A regular file opened for reading (to stream it), without following a symlink swapped in since."""
+        real = self.resolve(value)
+        try:
+            with _acting():
+                return os.fdopen(os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb")
         except OSError as exc:
             raise PathRefused("invalid", f"{value!r} cannot be read ({exc.strerror or type(exc).__name__})",
                               "pass an ordinary file inside the project") from None

@@ -17,10 +17,15 @@ FEATURE_DIR = re.compile(r"^[0-9]{3}-[a-z0-9][a-z0-9-]*$")
 
 @completer("feature_id", profiles=EVERY_PROFILE)
 def feature_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
-    specs = s.specs_dir
-    if not specs.is_dir():
+    from adapters.paths import PathRefused, ProjectPaths
+
+    paths = getattr(s, "paths", None) or ProjectPaths(s.project)
+    try:  # the resolver's: a specs/ that leads out of the project is not listed
+        specs = paths.resolve("specs", kind="dir")
+    except PathRefused:
         return []
-    return [d.name for d in specs.iterdir() if FEATURE_DIR.match(d.name) and d.is_dir() and not d.is_symlink()]
+    return paths.run(lambda: [d.name for d in specs.iterdir()
+                              if FEATURE_DIR.match(d.name) and d.is_dir() and not d.is_symlink()])
 
 
 def _board(s: Any) -> list[dict[str, Any]]:

@@ -19,11 +19,11 @@ MAX_TAGS = 1000
 
 def _content_hash(s: Services, path: str) -> str | None:
     try:
-        real = project_paths(s).resolve(path, kind="file")
+        opened = project_paths(s).open_binary(path)
     except PathRefused:
         return None
     digest = hashlib.sha256()
-    with real.open("rb") as fh:
+    with opened as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return f"sha256:{digest.hexdigest()}"

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from adapters.event_store import Change
-from adapters.files import locked, recover
+from adapters.files import recover
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.amounts import display
@@ -74,9 +74,9 @@ def publish_issue_with_metadata(
     if deadline_seconds is not None:
         parse_duration(deadline_seconds, "deadline_seconds")  # bounded: 10**30 never reaches the log
     hold = _hold_time(mode, hold_seconds)
-    with locked(s.specs_dir):
-        recover(s.specs_dir, feature_id)  # a write a crash interrupted is finished or undone before the read
     paths = ProjectPaths(s.project)  # never a key, the state directory or a symlink out of the project
+    with paths.locked_dir("specs"):
+        recover(s.specs_dir, feature_id)  # a write a crash interrupted is finished or undone before the read
     try:
         spec_file = paths.resolve(spec_path)
         spec_text = paths.read_text(spec_path)
@@ -88,7 +88,7 @@ def publish_issue_with_metadata(
                              amount=amount, asset=asset, network=network)
     _refuse_conflicting_publish(s, feature_id, key)
     tasks_md = spec_file.parent / "tasks.md"
-    effort = max(1, count_tasks(tasks_md.read_text(encoding="utf-8"))) if tasks_md.exists() else 1
+    effort = max(1, count_tasks(paths.read_text(paths.relative(tasks_md)))) if tasks_md.exists() else 1
     wanted_labels = sorted({*(labels or ["code3", "open"]), "code3", "open"})
 
     issue = present(s.store.update_all(Change(Issue, Issue.create_id(key), lambda current: None if current else Issue(

@@ -1,9 +1,9 @@
 """Every file-system call a tool makes under the project goes through the path resolver (issue 18, class 3),
 seen at run time: an audit hook (tests/audit_watch.py) watches a representative call of every tool of the
-reverse-spec, CodeNexus and ai-loom families and the lifecycle's spec writes, made through a real MCP
-client, on a project with planted symlinks (a specs entry, a source file, a directory and a .gitignore
-that lead out of the project). It fails on any call under the project that the resolver was not making,
-and on any call at all that reaches the directory the symlinks point at.
+reverse-spec, CodeNexus and ai-loom families (CodeNexus's resources too) and the lifecycle's spec writes and
+publish, made through a real MCP client, on a project with planted symlinks (a specs entry, a source file, a
+directory and a .gitignore that lead out of the project). It fails on any call under the project that the
+resolver was not making, and on any call at all that reaches the directory the symlinks point at.
 
 The allow-list, and why each entry is not the resolver's business:
 - `.code3`, `.code3/*.sqlite*`: the state directory and its databases (event store, views, skeleton cache),
@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from adapters.keystore import Keystore
 from adapters.paths import ProjectPaths
 from code3.settings import Settings
-from code3.wiring import build_services
+from code3.wiring import build_services, ledger, local_forge
 from mcp_tools.catalog import declared
 from mcp_tools.server import build_server
 from mcp_tools.services import Services
@@ -38,6 +38,7 @@ from tests.audit_watch import watching
 ALLOWED = (".code3", ".code3/*.sqlite*", ".code3/project_id", ".code3/.project_id.*.tmp", ".code3/reverse-spec",
            ".code3/reverse-spec/*")
 FAMILIES = ("reverse-spec", "codenexus")
+REPO = "alice/todo-app"
 SOURCES = {
     "src/app.py": "from src import util\n\n\ndef main():\n    return util.helper()\n",
     "src/util.py": "API_TOKEN = 'not-a-real-one'\n\n\ndef helper():\n    return 1\n",
@@ -87,8 +88,15 @@ def world(tmp_path: Path) -> Iterator[tuple[Path, Path, Services]]:
     project.mkdir()
     outside.mkdir()
     plant(project, outside)
-    Keystore(Settings(project=project).keystore_dir).new("alice")
-    s = build_services(Settings(project=project, identity="alice"))
+    alice = Keystore(Settings(project=project).keystore_dir).new("alice")
+    settings = Settings(project=project, identity="alice")
+    chain = ledger(settings)
+    chain.mint(alice.address, "USDT", 10_000)
+    chain.close()
+    forge = local_forge(settings, "alice")
+    forge.create_repo(REPO)
+    forge.close()
+    s = build_services(settings)
     yield project, outside, s
     s.close()
 
@@ -108,6 +116,8 @@ def run_every_tool(call: Caller) -> None:
     call("create_relationship", {"source_path": "src/app.py", "target_path": "src/evil.py",
                                  "relationship_type": "calls"}, ok=False)
     call("query_files", {"tags": ["core"]})
+    for uri in ("codenexus://file/src/app.py", "codenexus://relationships/src/app.py", "codenexus://tags"):
+        call.portal.call(call.client.read_resource, uri)
     call("derive_relationships", {})
     call("sync_renames", {}, ok=False)  # not a git work tree: refused, but only after its own checks
     call("remove_relationship", {"source_path": "src/app.py", "target_path": "src/util.py",
@@ -123,6 +133,8 @@ def run_every_tool(call: Caller) -> None:
     feature = call("spec_mcp.specify", {"feature_description": "Export the list as CSV"})["feature_id"]
     call("spec_mcp.plan", {"feature_id": feature})
     call("spec_mcp.tasks", {"feature_id": feature})
+    call("spec_mcp.publish_issue_with_metadata", {"repo": REPO, "feature_id": feature, "amount": "1000",
+                                                  "asset": "USDT", "spec_path": f"specs/{feature}/spec.md"})
 
 
 def test_every_tool_reaches_the_project_only_through_the_resolver(world: tuple[Path, Path, Services]) -> None:
@@ -137,7 +149,7 @@ def test_every_tool_reaches_the_project_only_through_the_resolver(world: tuple[P
     assert not watch.seen, "file-system calls under the project outside the resolver:\n" + _lines(watch.seen)
     assert watch.vouched > 50, "the resolver did the work (the hook saw it act)"
     wanted = {name for name, d in declared().items() if d.profiles & {*FAMILIES} or name.startswith("ai-loom.")}
-    wanted |= {"spec_mcp.specify", "spec_mcp.plan", "spec_mcp.tasks"}
+    wanted |= {"spec_mcp.specify", "spec_mcp.plan", "spec_mcp.tasks", "spec_mcp.publish_issue_with_metadata"}
     assert wanted <= set(call.called), f"not called: {sorted(wanted - set(call.called))}"
     assert (outside / "evil.py").read_text() == "def stolen():\n    return 'outside'\n"
 
