@@ -45,6 +45,10 @@ VARIABLES = {
     "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
     "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
+    "CODE3_MAX_ANSWER_BYTES": "the most bytes a tool answer takes as the JSON-RPC line a client receives (its text and "
+                              "structuredContent both carry the payload); prepare, batch, ai-loom.list_contexts and "
+                              "stitch cut a bigger answer and say how to fetch the rest, any other is refused with a "
+                              "coded error (default: 262144, at least 4096)",
     "CODE3_CACHE_DIR": "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever Code3's "
                        "sources or the SDK change, so a start-up need not import every tool family "
                        "(default: $XDG_CACHE_HOME/code3, else ~/.cache/code3; off: build it at every start)",
