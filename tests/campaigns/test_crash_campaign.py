@@ -199,3 +199,124 @@ def test_ai_loom_writes_killed_after_their_save_and_retried_end_as_one_uninterru
         assert [r[0] for r in rows.dump(s.views)] == [made["id"]], "one annotation, however many retries"
     finally:
         w.close()
+
+
+# --- reverse-spec and CodeNexus -----------------------------------------------------------------------------------
+
+MODULES = {"core/base.py": "def base():\n    return 1\n",
+           "util/helpers.py": "from core.base import base\n\n\ndef helper():\n    return base()\n",
+           "app/main.py": "from util.helpers import helper\n\n\ndef main():\n    return helper()\n"}
+
+
+def _batch_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryWorld:
+    monkeypatch.setenv("CODE3_HOME", str(root.parent / f"{root.name}-home"))  # each world its own keys
+    w = MemoryWorld(root)
+    for rel, text in MODULES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return w
+
+
+def _fused_batch_writes(w: MemoryWorld, fuse: Fuse, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write batch makes counts on the fuse once it is done: each spec and the index (the resolver's
+    write_text), each checkpoint save, each event save."""
+    from adapters.paths import ProjectPaths
+    from mcp_tools.reverse_spec import batch as batch_module
+
+    def fused(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = fn(*args, **kwargs)
+            fuse.tick()
+            return result
+        return call
+
+    monkeypatch.setattr(ProjectPaths, "write_text", fused(ProjectPaths.write_text))
+    monkeypatch.setattr(batch_module, "write_private", fused(batch_module.write_private))
+    monkeypatch.setattr(w.store, "save", fused(w.store.save))
+
+
+def _batch_outcome(w: MemoryWorld) -> dict[str, Any]:
+    from domain.generated_spec import GeneratedSpec
+    from domain.spec_document import parse_front
+
+    specs_dir = w.project / "specs"
+    names = sorted(p.name for p in specs_dir.iterdir())
+    index = parse_front((specs_dir / "_index.spec.md").read_text())
+    recorded = sorted(n for n in names if n != "_index.spec.md"
+                      and w.store.get(GeneratedSpec, GeneratedSpec.create_id(f"specs/{n}")) is not None)
+    return {"files": names, "index": index["relatedFiles"], "recorded": recorded}
+
+
+def test_a_batch_killed_after_any_write_is_resumed_by_the_next_to_the_uninterrupted_result(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_tools.reverse_spec.batch import run_batch
+
+    reference = _batch_project(tmp_path / "reference", monkeypatch)
+    counting = Fuse(None)
+    with monkeypatch.context() as patch:
+        _fused_batch_writes(reference, counting, patch)
+        first = run_batch(reference["alice"], ".")
+    expected = _batch_outcome(reference)
+    assert first["successful"] == ["core", "util", "app"] and counting.count >= 9
+    reference.close()
+    for at in range(1, counting.count + 1):
+        w = _batch_project(tmp_path / f"crash-{at}", monkeypatch)
+        try:
+            with monkeypatch.context() as patch:
+                _fused_batch_writes(w, Fuse(at), patch)
+                with pytest.raises(Crash):
+                    run_batch(w["alice"], ".")
+            resumed = run_batch(w["alice"], ".")  # the restarted process runs the batch again
+            assert not resumed["failed"], resumed
+            assert _batch_outcome(w) == expected, f"a crash after write {at} left another result"
+            again = run_batch(w["alice"], ".")
+            assert again["successful"] == [] and sorted(again["skipped"]) == ["app", "core", "util"], (
+                f"a crash after write {at} left a checkpoint that does not match the specs")
+        finally:
+            w.close()
+
+
+def test_codenexus_writes_killed_after_their_save_and_retried_end_as_one_uninterrupted_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CodeNexus tool's effect is the save of its events (the index follows them): killed right after the
+    save and retried, the index ends as after one call."""
+    from mcp_tools.codenexus import resources
+    from mcp_tools.codenexus.derive import derive_relationships
+    from mcp_tools.codenexus.extras import describe_tag, remove_tag
+    from mcp_tools.codenexus.tools import add_comment, add_tag, create_relationship
+
+    w = _batch_project(tmp_path / "proj", monkeypatch)
+    try:
+        s = w["alice"]
+        real_save = w.store.save
+        fuse = Fuse(None)
+
+        def saving_then_dying(*aggregates: Any, **kwargs: Any) -> Any:
+            result = real_save(*aggregates, **kwargs)
+            fuse.tick()
+            return result
+
+        w.store.save = saving_then_dying  # type: ignore[method-assign]
+        calls: list[Callable[[], Any]] = [
+            lambda: add_tag(s, "app/main.py", ["entry", "core"]),
+            lambda: add_comment(s, "app/main.py", "the entry point"),
+            lambda: describe_tag(s, "core", "the core of the app"),
+            lambda: create_relationship(s, "app/main.py", "core/base.py", "depends_on", "through util"),
+            lambda: derive_relationships(s),
+            lambda: remove_tag(s, "app/main.py", ["entry"]),
+        ]
+        for call in calls:
+            fuse.at = fuse.count + 1
+            with pytest.raises(Crash):
+                call()
+            call()  # the restarted process retries the same call
+        meta = resources.file_metadata(s, "app/main.py")
+        assert meta["tags"] == ["core"] and meta["comment"] == "the entry point"
+        out = resources.file_relationships(s, "app/main.py")["outgoing_relationships"]
+        assert sorted((r["target"], r["type"], r["origin"]) for r in out) == [
+            ("core/base.py", "depends_on", "manual"), ("util/helpers.py", "imports", "derived")]
+        tags = {t["name"]: t for t in resources.all_tags(s)["tags"]}
+        assert tags["core"]["description"] == "the core of the app" and tags["core"]["file_count"] == 1
+        assert "entry" not in tags or tags["entry"]["file_count"] == 0
+    finally:
+        w.close()
