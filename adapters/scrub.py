@@ -4,7 +4,9 @@ before it reaches a log line, an exception message or a tool answer.
 Two nets: the exact secrets this process holds (the GitHub token and its Basic form, the keystore's
 private keys), registered by the adapters that hold them; and patterns for anything that looks like a
 credential (GitHub token prefixes, `Bearer …`/`token …`/`Basic …` authorizations, PEM private keys,
-Aptos `ed25519-priv-0x…` keys, `"private_key": "…"` fields, passwords in URLs).
+Aptos `ed25519-priv-0x…` keys, `"private_key": "…"` fields, passwords in URLs), with the token formats
+the model-bound redaction knows (adapters/redact.py: AWS, Anthropic/OpenAI-style, Slack, Google, Stripe
+keys, JWTs), so one set of patterns guards what is logged, stored and handed to a model.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import logging
 import re
 import threading
 from typing import Any
+
+from adapters.redact import TOKEN_PATTERNS
 
 REDACTED = "***"
 
@@ -25,6 +29,7 @@ _PATTERNS = [
     re.compile(r"(?i)(\"?(?:private_key|privatekey|secret|password|passphrase|token)\"?\s*[:=]\s*)"
                r"(\"[^\"]*\"|'[^']*'|[^\s,;}&]+)"),
     re.compile(r"(?i)(?<=://)[^/@\s:]+:[^/@\s]+(?=@)"),  # user:password@host
+    *(pattern for _kind, pattern in TOKEN_PATTERNS),
 ]
 
 _lock = threading.Lock()
@@ -58,6 +63,11 @@ def scrub(text: Any, *extra: str | None) -> str:
     for pattern in _PATTERNS:
         out = pattern.sub(_pattern_sub, out)
     return out
+
+
+def bears_credential(text: str) -> bool:
+    """Whether `text` holds a registered secret or anything credential-shaped (what `scrub` would replace)."""
+    return scrub(text) != text
 
 
 def scrubbed_error(exc: Any) -> Any:

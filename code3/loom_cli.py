@@ -4,6 +4,7 @@ the REST routes (`mcp_tools.ai_loom.tools`).
     add FILE START END COMMENT [--tags a,b] [--priority P0|P1|P2] [--sensitivity public|internal|secret] [--key K]
     list [--limit N] [--offset N]        show ID [--reveal]        rm ID
     edit ID [--comment C] [--tags a,b] [--priority P] [--sensitivity S] [--start N --end N]
+    lower ID --to public|internal [--yes]
     stitch [--template concise|detailed] [--max-chars N] [--ids ID,ID]
     verify
 
@@ -11,7 +12,9 @@ Answers are JSON on stdout, except `stitch`, which prints the prompt on stdout a
 `verify` records where each annotation is now (Reanchored / Orphaned events) and prints the counts.
 A refusal prints one line `code3: CODE: message` (the seed's codes: NOT_FOUND, VALIDATION_ERROR, INTERNAL)
 and a hint on stderr and exits 1, without a traceback. `show --reveal` opens a secret (or unshared
-internal) comment for the owner on this machine: the one place it is ever shown.
+internal) comment for the owner on this machine: the one place it is ever shown. `lower` is the one way
+to lower a sensitivity (MCP, REST and `edit` only raise it): it asks for confirmation (or takes `--yes`)
+and records who lowered it.
 """
 
 from __future__ import annotations
@@ -60,6 +63,10 @@ def add_loom_parser(sub: Any, common: Callable[[argparse.ArgumentParser], argpar
     _fields(c, defaults=False)
     c.add_argument("--start", type=int, default=None, help="a new first line (with --end)")
     c.add_argument("--end", type=int, default=None, help="a new last line (with --start)")
+    c = command("lower", "lower an annotation's sensitivity (the owner's act; recorded with who did it)")
+    c.add_argument("id", metavar="ID")
+    c.add_argument("--to", required=True, choices=SENSITIVITIES[:2], help="the new, lower sensitivity")
+    c.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     c = command("rm", "delete an annotation (its history stays in the log)")
     c.add_argument("id", metavar="ID")
     c = command("stitch", "stitch annotations into a prompt (stdout) within a character budget; stats on stderr")
@@ -98,12 +105,35 @@ def _call(s: Any, args: argparse.Namespace) -> Any:
     if name == "edit":
         return loom.edit(s, id=args.id, comment=args.comment, tags=_list(args.tags), priority=args.priority,
                          sensitivity=args.sensitivity, startLine=args.start, endLine=args.end)
+    if name == "lower":
+        return loom.lower(s, id=args.id, to=args.to, by=_who(s))
     if name == "rm":
         return loom.delete(s, id=args.id)
     if name == "stitch":
         return loom.stitch_contexts(s, templateId=args.template, annotationIds=_list(args.ids),
                                     maxChars=args.max_chars)
     return loom.verify_all(s)
+
+
+def _who(s: Any) -> str:
+    """Who lowers: the identity the CLI acts as, and the operating-system user running it."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{s.signer.name} (cli, user {user})"
+
+
+def _confirmed(args: argparse.Namespace) -> bool:
+    if args.loom_command != "lower" or args.yes:
+        return True
+    if not sys.stdin.isatty():
+        return False
+    print(f"lower {args.id} to {args.to}? its comment will be shown to {args.to} readers [y/N] ", end="",
+          file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _refuse(code: str, message: str, hint: str) -> int:
@@ -118,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
     from domain.errors import Code3Error
     from mcp_tools.ai_loom.errors import LOOM_CODES, LoomError
 
+    if not _confirmed(args):
+        return _refuse("VALIDATION_ERROR", "lowering a sensitivity needs confirmation",
+                       f"answer y on a terminal, or pass --yes: code3 loom lower {args.id} --to {args.to} --yes")
     try:
         s = build_services(Settings.from_env(project=args.project, identity=args.identity))
     except Code3Error as exc:

@@ -6,9 +6,14 @@ file's text read through the project's path resolver, the clock's `at`, and a `S
 A `secret` annotation's comment and quoted text (selected lines and their context) never enter an
 event in clear: the event carries `sealed` (the sealer's opaque output) and `digest`, the sha256 of
 the sealed payload, which includes a random salt so that the digest of a short comment cannot be
-confirmed by guessing. Tags, the path, the line range and the file's digest stay in clear.
-An annotation whose text is already in the log in clear cannot become secret (that would promise
-a secrecy the log cannot keep); a secret one may be made public, which writes its text in clear.
+confirmed by guessing. Tags, the path, the line range and the file's digest stay in clear. A text
+that bears a credential (the sealer's `must_seal`: a `ghp_…` token, an `AKIA…` key, a PEM key) is
+sealed the same way whatever the sensitivity, so re-anchoring still finds it by its quoted text.
+Once sealed, an annotation's texts stay sealed in every later event.
+
+A sensitivity only rises through `edit` (what MCP and REST reach): lowering is `lower`, the owner's act
+at the CLI, recorded with who did it. An annotation whose text is already in the log in clear cannot
+become secret (that would promise a secrecy the log cannot keep).
 """
 
 from __future__ import annotations
@@ -52,6 +57,14 @@ __all__ = ["DEFAULT_PRIORITY", "MAX_COMMENT_CHARS", "MAX_LINES", "MAX_QUOTE_CHAR
            "SENSITIVITIES", "Annotation", "Sealer", "annotation_uuid", "format_ann_id", "parse_ann_id"]
 
 _ANCHOR_TEXTS = ("selected_text", "context_before", "context_after")
+RANK = {level: rank for rank, level in enumerate(SENSITIVITIES)}  # public < internal < secret
+
+
+def _bears_credential(sealer: Sealer | None, texts: dict[str, Any]) -> bool:
+    """Whether the sealer judges one of `texts` credential-bearing (a bare box, without `must_seal`, judges none:
+    the tools hand the aggregate adapters.sealing.CredentialSealer)."""
+    judge = getattr(sealer, "must_seal", None)
+    return judge is not None and any(isinstance(t, str) and judge(t) for t in texts.values())
 
 
 class Sealer(Protocol):
@@ -60,6 +73,10 @@ class Sealer(Protocol):
     def seal(self, plaintext: str) -> str: ...
 
     def open(self, sealed: str) -> str: ...
+
+    def must_seal(self, text: str) -> bool:
+        """Whether `text` bears a credential, so that the log keeps it sealed whatever the sensitivity."""
+        ...
 
 
 def _iso(at: datetime) -> str:
@@ -93,7 +110,7 @@ class Annotation(Aggregate):
         check_anchor(anchor)
         request = _request(file_path, anchor.start_line, anchor.end_line, comment, tags, priority, sensitivity)
         texts: dict[str, Any] = {k: getattr(anchor, k) for k in _ANCHOR_TEXTS}
-        if sensitivity == "secret":
+        if sensitivity == "secret" or _bears_credential(sealer, {"comment": request["comment"], **texts}):
             payload = {"comment": request["comment"], **texts}
             sealed, digest, salt = _seal(sealer, payload)
             request_digest = sha256_hex(canonical_json({**request, "salt": salt}))
@@ -137,6 +154,11 @@ class Annotation(Aggregate):
         """The id a create with this idempotency key gets: load it first to answer a repeat."""
         return natural_id("annotation", check_client_key(client_key))
 
+    @property
+    def sealed_texts(self) -> bool:
+        """Whether the log holds this annotation's texts sealed (a secret one, or one bearing a credential)."""
+        return self.sealed is not None
+
     # reading
 
     @property
@@ -160,8 +182,8 @@ class Annotation(Aggregate):
         return json.loads(text)
 
     def texts(self, sealer: Sealer | None = None) -> dict[str, str]:
-        """comment, selected_text, context_before and context_after in clear (opened for a secret one)."""
-        if self.secret:
+        """comment, selected_text, context_before and context_after in clear (opened when sealed)."""
+        if self.sealed_texts:
             opened = self._opened(sealer)
             return {k: opened[k] for k in ("comment", *_ANCHOR_TEXTS)}
         return {"comment": self.comment or "", "selected_text": self.selected_text or "",
@@ -174,8 +196,9 @@ class Annotation(Aggregate):
 
     def view(self, sealer: Sealer | None = None, reveal: bool = False) -> dict[str, Any]:
         """The seed's Annotation shape (plus the anchor's state). A secret one shows no comment unless
-        `reveal` (for the owner's CLI, never for MCP or REST)."""
-        comment = self.texts(sealer)["comment"] if (not self.secret or reveal) else None
+        `reveal` (for the owner's CLI, never for MCP or REST); a sealed one shows none without the sealer."""
+        hidden = (self.secret and not reveal) or (self.sealed_texts and sealer is None)
+        comment = None if hidden else self.texts(sealer)["comment"]
         return {
             "id": self.ann_id, "filePath": self.file_path, "startLine": self.start_line, "endLine": self.end_line,
             "comment": comment, "tags": list(self.tags), "priority": self.priority,
@@ -206,6 +229,10 @@ class Annotation(Aggregate):
         if priority is not None and check_priority(priority) != self.priority:
             changes["priority"] = priority
         target = self.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
+        if RANK[target] < RANK[self.sensitivity]:
+            raise invalid(f"a sensitivity can only rise here: {self.sensitivity} cannot become {target}",
+                          f"lowering is the owner's act on the project's machine: code3 loom lower {self.ann_id} "
+                          f"--to {target}")
         if target == "secret" and not self.secret:
             raise invalid("an annotation whose text is already in the log in clear cannot become secret",
                            "create a new annotation with sensitivity secret (and delete this one); "
@@ -218,7 +245,7 @@ class Annotation(Aggregate):
                 changes.update(start_line=anchor.start_line, end_line=anchor.end_line)
         if comment is not None:
             check_comment(comment)
-        old = self.texts(sealer) if (self.secret or anchor is not None or comment is not None) else {}
+        old = self.texts(sealer) if (self.sealed_texts or anchor is not None or comment is not None) else {}
         new = dict(old)
         if comment is not None:
             new["comment"] = comment
@@ -286,12 +313,27 @@ class Annotation(Aggregate):
         if self.status != "orphaned" and found == self.anchor(sealer):
             return False  # already anchored right there (the last outcome's status stays as it was)
         texts = {k: getattr(found, k) for k in _ANCHOR_TEXTS}
-        if self.secret:
+        if self.sealed_texts or _bears_credential(sealer, texts):
             texts = {"comment": self.texts(sealer)["comment"], **texts}
         self._reanchored(start_line=found.start_line, end_line=found.end_line, status=result.status,
                          confidence=result.confidence, reason=result.reason, file_digest=found.file_digest,
                          occurrences=found.occurrences, texts=self._text_fields(texts, self.sensitivity, sealer),
                          at=_iso(at))
+        return True
+
+    def lower(self, *, to: str, by: str, at: datetime) -> bool:
+        """Lower the sensitivity to `to`: the owner's act (`code3 loom lower`), never reachable over MCP or
+        REST. Records SensitivityLowered naming `by`; the texts stay as the log holds them (a sealed one stays
+        sealed: lowering writes no text). Lowering to the current level records nothing."""
+        self.check_live()
+        check_sensitivity(to)
+        if to == self.sensitivity:
+            return False
+        if RANK[to] > RANK[self.sensitivity]:
+            raise invalid(f"{to} is not lower than {self.sensitivity}", "raise a sensitivity with edit")
+        if not isinstance(by, str) or not by.strip() or len(by) > 200:
+            raise invalid("who lowers the sensitivity is not named", "run it as a named identity")
+        self._lowered(from_sensitivity=self.sensitivity, to_sensitivity=to, by=by, at=_iso(at))
         return True
 
     def delete(self, *, at: datetime) -> bool:
@@ -302,13 +344,13 @@ class Annotation(Aggregate):
         return True
 
     def _text_fields(self, texts: dict[str, Any], sensitivity: str, sealer: Sealer | None) -> dict[str, Any]:
-        """The text fields as an event carries them: in clear, or sealed with a digest for a secret one."""
-        if sensitivity == "secret":
+        """The text fields as an event carries them: in clear, or sealed with a digest (a secret one, one
+        sealed before, or texts bearing a credential; the clear fields are then emptied)."""
+        if sensitivity == "secret" or self.sealed_texts or _bears_credential(sealer, texts):
             payload = {k: texts.get(k, self.texts(sealer)[k]) for k in ("comment", *_ANCHOR_TEXTS)}
             sealed, digest, _ = _seal(sealer, payload)
-            return {"sealed": sealed, "digest": digest}
-        if self.secret:  # made public: the text leaves the seal
-            return {**{k: texts[k] for k in ("comment", *_ANCHOR_TEXTS)}, "sealed": None, "digest": None}
+            clear = {} if self.sealed_texts else dict.fromkeys(("comment", *_ANCHOR_TEXTS))
+            return {**clear, "sealed": sealed, "digest": digest}
         return {k: v for k, v in texts.items() if v != getattr(self, k)}
 
     # events
@@ -335,6 +377,12 @@ class Annotation(Aggregate):
         """The anchor is kept as it was (a later version of the file may hold the text again)."""
         self.status, self.confidence, self.reason = "orphaned", 0.0, reason
         self.orphaned_against = checked_digest
+        self.updated_at = at
+
+    @event("SensitivityLowered")
+    def _lowered(self, from_sensitivity: str, to_sensitivity: str, by: str, at: str) -> None:
+        self.sensitivity = to_sensitivity
+        self.lowered_by = by
         self.updated_at = at
 
     @event("Deleted")

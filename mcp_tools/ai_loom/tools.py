@@ -8,18 +8,31 @@ Every path goes through the shared resolver; a secret annotation's comment and q
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from eventsourcing.persistence import IntegrityError
 from pydantic import Field
 
+from adapters.event_store import Change
 from adapters.paths import PathRefused, ProjectPaths
+from adapters.private_files import read_or_create_private
+from adapters.redact import redact
+from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
 from domain.anchor import Anchor, file_digest
 from domain.annotation import Annotation, Sealer
-from domain.annotation_rules import DEFAULT_PRIORITY, parse_ann_id
+from domain.annotation_rules import DEFAULT_PRIORITY, check_client_key, format_ann_id, parse_ann_id
 from domain.errors import Code
-from domain.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, stitch
+from domain.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, StitchItem, stitch
 from mcp_tools import answer_size
 from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
 from mcp_tools.ai_loom.errors import LoomError, loom_errors
@@ -33,6 +46,8 @@ from projections.runner import Runner
 READ = ("ai-loom",)
 MAX_PAGE = 200
 MAX_STITCH_IDS = 10_000
+SAVE_ATTEMPTS = 25  # optimistic-concurrency retries of one write (racing edits of one annotation)
+ID_KEY_FILE = "annotation_ids.key"
 
 Priority = Literal["P0", "P1", "P2"]
 Sensitivity = Literal["public", "internal", "secret"]
@@ -43,7 +58,8 @@ def _sealer(s: Services) -> Sealer:
     """The wiring's sealer (a SecretBox in the keystore); one in the default keystore for hand-built services."""
     if s.sealer is None:
         s.sealer = SecretBox(s.project / ".code3" / "keys")
-    return s.sealer
+    box = s.sealer
+    return box if isinstance(box, CredentialSealer) else CredentialSealer(box)  # credentials sealed too
 
 
 def _shares_internal(s: Services) -> bool:
@@ -79,15 +95,41 @@ def _fresh(s: Services) -> None:
 
 
 def _shown(s: Services, view: dict[str, Any]) -> dict[str, Any]:
+    """What a tool answers: no unshared internal comment, and a comment's credentials redacted (a model reads it)."""
     if view["sensitivity"] == "internal" and not _shares_internal(s):
         return {**view, "comment": None}
+    if view.get("comment"):
+        return {**view, "comment": redact(view["comment"]).text}
     return view
+
+
+def _for_model(item: StitchItem) -> StitchItem:
+    """A stitch item with the credentials of its comment and snippet redacted (adapters/redact.py)."""
+    return replace(item, comment=redact(item.comment).text,
+                   snippet=None if item.snippet is None else redact(item.snippet).text)
+
+
+def _write(s: Services, ann_id: str, apply: Callable[[Annotation | None], Annotation | None],
+           known: Annotation | None = None, new: bool = False) -> Annotation | None:
+    """Load, change and save one annotation, retried (with a short random pause) when a racing write saved
+    first, as the lifecycle's units of work are: racing edits all land, each on the other's result. Spent
+    retries answer a coded error, never INTERNAL."""
+    uuid = parse_ann_id(ann_id)
+    for attempt in range(SAVE_ATTEMPTS):
+        first = attempt == 0
+        try:
+            return s.store.update_all(Change(Annotation, uuid, apply, known if first else None, new and first),
+                                      attempts=1)[0]
+        except IntegrityError:
+            time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
+    raise LoomError(Code.PRECONDITION, f"annotation {ann_id} is being written by others at this moment",
+                    "retry in a moment")
 
 
 def _current(s: Services, annotation: Annotation, text: str | None,
              reading: ReadBudget | None = None) -> dict[str, Any]:
     """The view with the current best anchor (nothing recorded), searched for within the read's budget."""
-    view = annotation.view()
+    view = annotation.view(_sealer(s))
     where = annotation.locate(text, _sealer(s), (reading or ReadBudget()).find)
     if where.found:
         view.update(startLine=where.start_line, endLine=where.end_line)
@@ -154,7 +196,7 @@ def stitch_contexts(
     for annotation in chosen:
         if annotation.file_path not in texts:
             texts[annotation.file_path] = _text(s, annotation.file_path)
-        items.append(annotation.stitch_item(texts[annotation.file_path], _sealer(s), reading.find))
+        items.append(_for_model(annotation.stitch_item(texts[annotation.file_path], _sealer(s), reading.find)))
     budget = MAX_CHARS_DEFAULT if maxChars is None else maxChars
     whole = stitch(items, templateId or "concise", budget, include_internal=_shares_internal(s))
 
@@ -193,19 +235,57 @@ def annotate(
     """Annotate a line range of a file (beyond the seed: its MCP side is read-only)."""
     relative, anchor = _anchor(s, filePath, startLine, endLine)
     sealer = _sealer(s)
-    if clientKey is not None:
-        existing = s.store.get(Annotation, Annotation.id_for_key(clientKey))
+    at = datetime.now(UTC)
+    repeat: list[bool] = []
+
+    def create(existing: Annotation | None) -> Annotation | None:
+        repeat[:] = [existing is not None]
         if existing is not None:
-            if not existing.is_repeat_of(file_path=relative, start_line=startLine, end_line=endLine, comment=comment,
-                                         tags=tags or (), priority=priority, sensitivity=sensitivity, sealer=sealer):
-                raise LoomError(Code.VALIDATION, "this clientKey already created another annotation",
-                                "use a new clientKey for a new annotation")
-            return _current(s, existing, _text(s, relative))  # type: ignore[return-value]
-    created = Annotation.create(file_path=relative, anchor=anchor, comment=comment, at=datetime.now(UTC),
-                                tags=tags or (), priority=priority, sensitivity=sensitivity, client_key=clientKey,
-                                sealer=sealer)
-    s.store.save(created)
-    return _current(s, created, _text(s, relative))  # type: ignore[return-value]
+            _check_replay(s, existing, sealer, file_path=relative, start_line=startLine, end_line=endLine,
+                          comment=comment, tags=tags or (), priority=priority, sensitivity=sensitivity)
+            return None
+        return Annotation.create(file_path=relative, anchor=anchor, comment=comment, at=at, tags=tags or (),
+                                 priority=priority, sensitivity=sensitivity, client_key=keyed, sealer=sealer)
+
+    if clientKey is None:
+        keyed = None
+        created = create(None)
+        assert created is not None
+        s.store.save(created)
+        return _current(s, created, _text(s, relative))  # type: ignore[return-value]
+    keyed = _keyed(s, clientKey)
+    legacy = s.store.get(Annotation, Annotation.id_for_key(clientKey))  # made before ids were keyed
+    if legacy is not None:
+        create(legacy)
+        return _current(s, legacy, _text(s, relative))  # type: ignore[return-value]
+    found = _write(s, format_ann_id(Annotation.id_for_key(keyed)), create, new=True)
+    assert found is not None
+    return _current(s, found, _text(s, relative))  # type: ignore[return-value]
+
+
+def _keyed(s: Services, client_key: str) -> str:
+    """The idempotency key as ids are derived from it: HMAC-SHA256 under a per-project secret kept beside the
+    annotations' key (CODE3_HOME/projects/<key>/annotation_ids.key, created on first use), so nobody can
+    compute offline which id a key gives."""
+    check_client_key(client_key)
+    where = getattr(_sealer(s).box, "path", None)  # the SecretBox's key file
+    if where is None:
+        raise LoomError(Code.INTERNAL, "idempotency keys need the keystore's sealer", "configure a SecretBox")
+    secret = read_or_create_private(Path(where).parent / ID_KEY_FILE, os.urandom(32))
+    return hmac.new(secret, client_key.encode(), hashlib.sha256).hexdigest()
+
+
+def _check_replay(s: Services, existing: Annotation, sealer: Sealer, **request: Any) -> None:
+    """A create repeating a client key answers the annotation that key made. The request is compared with
+    the first one only when the caller can read everything it carried (a public annotation whose texts are
+    not sealed, or an internal one the server shares): otherwise a refusal for a wrong comment and the
+    annotation for the right one would confirm guesses at a text the caller may not read (a secret's
+    comment, a sealed credential). So a replay answers the same way whether a guess was right or not."""
+    readable = not existing.sealed_texts and (existing.sensitivity == "public" or (
+        existing.sensitivity == "internal" and _shares_internal(s)))
+    if readable and not existing.is_repeat_of(sealer=sealer, **request):
+        raise LoomError(Code.VALIDATION, "this clientKey already created another annotation",
+                        "use a new clientKey for a new annotation")
 
 
 @tool("ai-loom.edit", profiles=(), open_world=False)
@@ -227,23 +307,38 @@ def edit(
         raise LoomError(Code.VALIDATION, "startLine and endLine go together", "pass both, or neither")
     if startLine is not None and endLine is not None:
         _, anchor = _anchor(s, annotation.file_path, startLine, endLine)
-    if annotation.edit(at=datetime.now(UTC), comment=comment, tags=tags, priority=priority, sensitivity=sensitivity,
-                       anchor=anchor, sealer=_sealer(s)):
-        s.store.save(annotation)
-    return _current(s, annotation, _text(s, annotation.file_path))  # type: ignore[return-value]
+    at, sealer = datetime.now(UTC), _sealer(s)
+
+    def change(current: Annotation | None) -> Annotation | None:
+        live = _live(current, id)
+        return live if live.edit(at=at, comment=comment, tags=tags, priority=priority, sensitivity=sensitivity,
+                                 anchor=anchor, sealer=sealer) else None
+
+    edited = _live(_write(s, id, change, known=annotation), id)
+    return _current(s, edited, _text(s, edited.file_path))  # type: ignore[return-value]
+
+
+def _live(found: Annotation | None, ann_id: str) -> Annotation:
+    if found is None or found.deleted:
+        raise LoomError(Code.NOT_FOUND, f"no annotation {ann_id}", "list the annotations (ai-loom.list_contexts)")
+    return found
 
 
 @tool("ai-loom.delete", profiles=(), destructive=True, open_world=False)
 @loom_errors
 def delete(s: Services, id: AnnId) -> DeleteAnswer:
     """Delete an annotation (its history stays in the log); a repeat changes nothing."""
-    found = s.store.get(Annotation, parse_ann_id(id))
-    if found is None:
-        raise LoomError(Code.NOT_FOUND, f"no annotation {id}", "list the annotations (ai-loom.list_contexts)")
-    deleted = found.delete(at=datetime.now(UTC))
-    if deleted:
-        s.store.save(found)
-    return {"success": True, "id": found.ann_id, "deleted": deleted}
+    at, deleted = datetime.now(UTC), [False]
+
+    def change(current: Annotation | None) -> Annotation | None:
+        if current is None:
+            raise LoomError(Code.NOT_FOUND, f"no annotation {id}", "list the annotations (ai-loom.list_contexts)")
+        deleted[0] = current.delete(at=at)
+        return current if deleted[0] else None
+
+    found = _write(s, id, change)
+    assert found is not None
+    return {"success": True, "id": found.ann_id, "deleted": deleted[0]}
 
 
 def verify_all(s: Services) -> dict[str, int]:
@@ -296,6 +391,23 @@ def _verify(s: Services, ann_ids: list[str], text: str | None, counts: dict[str,
             recorded += annotation.version - before
         counts[result.status] = counts.get(result.status, 0) + 1
     return recorded
+
+
+@loom_errors
+def lower(s: Services, id: str, to: str, by: str) -> dict[str, Any]:
+    """Lower an annotation's sensitivity: the owner's act at the CLI (`code3 loom lower`), never a tool or a
+    route (there a sensitivity only rises). Recorded as SensitivityLowered naming `by`; the answer carries
+    no text (a sealed one stays sealed in the log)."""
+    at, seen = datetime.now(UTC), {"from": "", "lowered": False}
+
+    def change(current: Annotation | None) -> Annotation | None:
+        live = _live(current, id)
+        seen.update({"from": live.sensitivity, "lowered": live.lower(to=to, by=by, at=at)})
+        return live if seen["lowered"] else None
+
+    lowered = _live(_write(s, id, change), id)
+    return {"id": lowered.ann_id, "from": seen["from"], "to": lowered.sensitivity, "lowered": seen["lowered"],
+            "by": by}
 
 
 @loom_errors

@@ -92,8 +92,10 @@ def snippets(paths: ProjectPaths, merged: MergedSkeleton, redactions: Counter[st
     return pieces
 
 
-def dependency_specs(paths: ProjectPaths, merged: MergedSkeleton, specs_dir: str = "specs") -> list[Piece]:
-    """Specs already written (reverse-spec `.spec.md` files) for the files the target imports from outside it.
+def dependency_specs(paths: ProjectPaths, merged: MergedSkeleton, specs_dir: str = "specs",
+                     redactions: Counter[str] | None = None) -> list[Piece]:
+    """Specs already written (reverse-spec `.spec.md` files) for the files the target imports from outside it,
+    secrets redacted as a body's are (a spec is a file of the repository: it may quote a `ghp_…` token).
 
     The specs are found by the resolver's walk: a symlink under `specs/` is never followed (its target could
     be any file of the machine, whose text would then reach the model), nor is the state directory read."""
@@ -118,7 +120,10 @@ def dependency_specs(paths: ProjectPaths, merged: MergedSkeleton, specs_dir: str
         body = text.split("\n---\n", 1)[-1].split("\n## Diagrams", 1)[0].strip()
         if len(body) > MAX_DEP_SPEC_CHARS:
             body = body[:MAX_DEP_SPEC_CHARS] + "\n[… cut]"
-        pieces.append(Piece("dependency-spec", spec, f"### {spec}\n{body}"))
+        cleaned = redact(body)
+        if redactions is not None:
+            redactions.update(cleaned.counts)
+        pieces.append(Piece("dependency-spec", spec, f"### {spec}\n{cleaned.text}"))
     return pieces
 
 

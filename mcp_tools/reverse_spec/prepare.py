@@ -28,7 +28,7 @@ def build_context(s: Services, rel: str, merged: MergedSkeleton, deep: bool,
                   budget: int = ctx.DEFAULT_BUDGET, redactions: Counter[str] | None = None) -> ctx.Context:
     redactions = redactions if redactions is not None else Counter()
     bodies = ctx.snippets(paths_of(s), merged, redactions) if deep else []
-    deps = ctx.dependency_specs(paths_of(s), merged)
+    deps = ctx.dependency_specs(paths_of(s), merged, redactions=redactions)
     return ctx.assemble(rel, merged, deps=deps, bodies=bodies, budget=budget, redactions=redactions)
 
 

@@ -15,10 +15,16 @@ def main() -> int:
     from code3.settings import Settings
     from code3.wiring import build_services
     from domain.errors import Code3Error
+    from mcp_tools.ai_loom import tools as loom
     from mcp_tools.lifecycle import publish, settle, work
 
+    def loom_edit(s: object, comment: str, **rest: object) -> object:
+        """Each racer writes its own comment, so that every one of them has to land."""
+        return loom.edit(s, comment=f"{comment} by racer {os.getpid()}", **rest)  # type: ignore[arg-type]
+
     handlers = {"publish": publish.publish_issue_with_metadata, "accept": work.accept_task,
-                "submit": work.submit_pr, "claim": settle.claim_payout, "cancel": settle.cancel_bounty}
+                "submit": work.submit_pr, "claim": settle.claim_payout, "cancel": settle.cancel_bounty,
+                "loom_edit": loom_edit}
     services = build_services(Settings(project=Path(project), identity=identity,
                                        database_url=os.environ.get("CODE3_RACE_DATABASE_URL") or None))
     deadline = time.monotonic() + 60

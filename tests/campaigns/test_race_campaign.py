@@ -4,7 +4,8 @@ on SQLite and on PostgreSQL, as a team's processes share it).
 
 One effect, and the same answer for every caller: one issue and one bounty per publish, one acceptance,
 one submission, one payout and one refund, every racer answering the same issue, bounty and tx_hash; two
-workers racing for an exclusive task: one holder, the other told to choose another.
+workers racing for an exclusive task: one holder, the other told to choose another. Racing ai-loom edits of
+one annotation all land (each retried on the others' result), none answering INTERNAL.
 `CODE3_RACE_ROUNDS` sets the rounds (`make test`: 2; `make race`: 20); `CODE3_RACERS` the processes (3).
 """
 
@@ -118,3 +119,28 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
             chain.close()
     finally:
         world.close()
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+def test_racing_ai_loom_edits_all_land(round_: int, tmp_path: Path, database_url: str | None) -> None:
+    from adapters.keystore import Keystore
+    from domain.annotation_rules import parse_ann_id
+    from mcp_tools.ai_loom import tools as loom
+
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("".join(f"line {n}\n" for n in range(1, 21)))
+    s = build_services(Settings(project=tmp_path, identity="alice", database_url=database_url))
+    try:
+        made = loom.annotate(s, filePath="src/app.py", startLine=3, endLine=4, comment="start")
+    finally:
+        s.close()
+    answers = race(tmp_path, database_url, "alice", "loom_edit", {"id": made["id"], "comment": "edited"})
+    assert all("ok" in a for a in answers), f"a racing edit failed: {answers}"
+    assert len({a["ok"]["comment"] for a in answers}) == RACERS, "each racer's own edit landed"
+    check = build_services(Settings(project=tmp_path, identity="alice", database_url=database_url))
+    try:
+        history = [type(e).__name__ for e in check.store.repository.event_store.get(parse_ann_id(made["id"]))]
+        assert history.count("Edited") == RACERS
+    finally:
+        check.close()

@@ -13,6 +13,7 @@ from eventsourcing.application import Application
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
 from domain.anchor import Anchor, reanchor
 from domain.annotation import (
@@ -60,6 +61,11 @@ def event_names(a: Annotation) -> list[str]:
 @pytest.fixture
 def box(tmp_path: Path) -> SecretBox:
     return SecretBox(tmp_path / "keys")
+
+
+@pytest.fixture
+def secret_box(box: SecretBox) -> SecretBox:
+    return box
 
 
 def secret_source() -> str:
@@ -297,15 +303,57 @@ def test_a_secret_needs_the_sealer() -> None:
     assert code(lambda: new(comment=SECRET, sensitivity="secret")) == "E_INTERNAL"
 
 
-def test_a_public_annotation_cannot_become_secret_but_a_secret_may_be_made_public(box: SecretBox) -> None:
+def test_a_public_annotation_cannot_become_secret_and_edit_never_lowers(box: SecretBox) -> None:
     public = new()
     assert code(lambda: public.edit(at=T0, sensitivity="secret", sealer=box)) == "E_VALIDATION"
-    secret = new(comment="now public", sensitivity="secret", sealer=box)
-    secret.collect_events()
-    assert secret.edit(at=T0, sensitivity="public", sealer=box)
-    [ev] = secret.collect_events()
-    assert ev.changes["comment"] == "now public" and ev.changes["sealed"] is None
-    assert secret.view()["comment"] == "now public" and secret.anchor().selected_text.startswith("line 12:")
+    secret = new(comment="stays sealed", sensitivity="secret", sealer=box)
+    internal = new(comment="team only", sensitivity="internal", sealer=box)
+    for a, lower in ((secret, "public"), (secret, "internal"), (internal, "public")):
+        a.collect_events()
+        with pytest.raises(Code3Error) as refused:
+            a.edit(at=T0, sensitivity=lower, comment="changed too", sealer=box)
+        assert refused.value.code.value == "E_VALIDATION" and "code3 loom lower" in refused.value.hint
+        assert a.collect_events() == [] and a.sensitivity != lower
+    assert internal.edit(at=T0, sensitivity="internal", priority="P0", sealer=box), "the same level is no lowering"
+
+
+def test_lower_is_recorded_with_who_and_a_sealed_text_stays_sealed(box: SecretBox) -> None:
+    application = app()
+    a = new(secret_source(), 13, 13, comment=f"rotate {SECRET}", sensitivity="secret", sealer=box)
+    assert a.lower(to="public", by="alice (cli, user me)", at=T0)
+    application.save(a)
+    [*_, lowered] = application.repository.event_store.get(a.id)
+    assert type(lowered).__name__ == "SensitivityLowered"
+    assert (lowered.from_sensitivity, lowered.to_sensitivity) == ("secret", "public")
+    assert lowered.by == "alice (cli, user me)"
+    assert SECRET.encode() not in stored_bytes(application), "lowering writes no text to the log"
+    again = application.repository.get(a.id)
+    assert again.sensitivity == "public" and again.view(box)["comment"] == f"rotate {SECRET}"
+    assert again.view()["comment"] is None, "without the sealer a sealed text is not shown"
+    assert not again.lower(to="public", by="x", at=T0)
+    assert code(lambda: again.lower(to="secret", by="x", at=T0)) == "E_VALIDATION"
+    assert code(lambda: new(sensitivity="internal").lower(to="public", by=" ", at=T0)) == "E_VALIDATION"
+
+
+def test_a_text_bearing_a_credential_is_sealed_whatever_the_sensitivity(secret_box: SecretBox) -> None:
+    box = CredentialSealer(secret_box)
+    token = "ghp_" + "A1b2C3d4" * 5
+    text = SOURCE.replace("line 13: value_13 = compute(13)", f"GITHUB_TOKEN = '{token}'")
+    application = app()
+    a = new(text, 12, 14, sealer=box)
+    assert a.sensitivity == "public" and a.sealed_texts and a.selected_text is None
+    assert token in a.anchor(box).selected_text and a.view(box)["comment"] == "paginate the tree"
+    moved = "# inserted\n" + text
+    assert a.follow(reanchor(a.anchor(box), moved), moved, at=T0, sealer=box) and a.start_line == 13
+    a.edit(at=T0, comment="rotate it", sealer=box)
+    plain = new(SOURCE, 1, 1, sealer=box)
+    assert not plain.sealed_texts
+    plain.edit(at=T0, comment=f"the key is AKIA{'Z' * 16}", sealer=box)
+    assert plain.sealed_texts and plain.comment is None
+    application.save(a, plain)
+    log = stored_bytes(application)
+    assert token.encode() not in log and b"AKIA" not in log
+    assert application.repository.get(plain.id).texts(box)["comment"].startswith("the key is AKIA")
 
 
 def test_a_secret_repeat_of_create_is_recognised_with_the_sealer(box: SecretBox) -> None:

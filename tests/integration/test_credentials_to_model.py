@@ -1,0 +1,35 @@
+"""A dependency spec is a file of the repository: a `ghp_…` or `AKIA…` it quotes is redacted before
+`prepare`'s context carries it to a model, and counted in `context.redactions` (issue 18, class 6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from code3.settings import Settings
+from code3.wiring import build_services
+from domain.spec_document import render_front
+from mcp_tools.reverse_spec.prepare import prepare
+
+GITHUB = "ghp_" + "Zq7XcV2bN4mK8pL1rT6yW3sD9fG5hJ0aQeRt"
+AWS = "AKIAQWERTYUIOPASDFGH"
+
+
+def test_a_dependency_specs_credentials_never_reach_the_context(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    files = {"src/a.py": "def f():\n    return 1\n", "lib/b.py": "from src.a import f\n\ndef g():\n    return f()\n",
+             "specs/src.spec.md": render_front({"type": "module-spec", "version": 1, "sourceTarget": "src",
+                                                "relatedFiles": ["src/a.py"]})
+             + f"\n# Src\n\nCalls GitHub with `{GITHUB}` and S3 with {AWS}; f returns one.\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    s = build_services(Settings(project=root))
+    try:
+        answer = prepare(s, "lib")
+    finally:
+        s.close()
+    context = answer["context"]
+    assert "f returns one" in context["text"], "the dependency's spec is in the context"
+    assert GITHUB not in json.dumps(answer) and AWS not in json.dumps(answer)
+    assert context["redactions"].get("github-token") == 1 and context["redactions"].get("aws-access-key") == 1
