@@ -81,6 +81,16 @@ def _sections(text: str) -> dict[str, str]:
     return split_sections(text)
 
 
+def _redact(text: str) -> str:
+    from adapters.redact import redact
+    return redact(text).text
+
+
+def _scrub(text: str) -> str:
+    from adapters.scrub import scrub
+    return str(scrub(text))
+
+
 def _fences(size: int) -> str:
     """Artifact openings whose fences all differ in length, none closed."""
     parts, total, width = [], 0, 4
@@ -103,6 +113,9 @@ CASES: tuple[Case, ...] = (
     Case("plan comment: unclosed artifact fences", _artifacts, _fences),
     Case("feature description: short words", _short_name, lambda n: _repeat("xy ", n)),
     Case("model answer: heading-like lines", _sections, lambda n: _repeat("## \n\t", n, "## 1", "x")),
+    Case("redaction: one long secret-named word", _redact, lambda n: _repeat("secret", n)),
+    Case("redaction: hyphen-joined JWT starts", _redact, lambda n: _repeat("eyJ-", n)),
+    Case("scrubbing: hyphen-joined JWT starts", _scrub, lambda n: _repeat("eyJ-", n)),
 )
 
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapters.redact import _SECRET_ASSIGN, redact
 from benchmarks.hostile_inputs import CAP_BYTES, CASES, FRONT, Case
 from domain import metadata, spec_document
 from domain.skeleton import MergedSkeleton
@@ -20,6 +21,8 @@ from mcp_tools.lifecycle.remote_artifacts import read_artifacts, render_comment
 
 OLD_BASELINE = re.compile(r"<!-- baseline-skeleton: (\{.*?\}) -->", re.DOTALL)
 OLD_META = re.compile(r"```code3-meta\s*\n(.*?)\n```", re.DOTALL)
+OLD_SECRET_ASSIGN = re.compile(r"(?i)\b(\w*(?:secret|token|passw(?:or)?d|api_?key|private_?key|auth)\w*)"
+                               r"(\s*[:=]\s*)([\"'])([^\"'\n]{8,})\3")
 OLD_ARTIFACT = re.compile(r"<!-- code3:artifact=(?P<name>[^ ]+) -->\n(?P<fence>`{4,})markdown\n"
                           r"(?P<text>.*?)\n(?P=fence)\n", re.DOTALL)
 
@@ -77,6 +80,19 @@ def test_the_issue_metadata_scanner_finds_what_the_old_pattern_found(text: str) 
                "<!-- code3:artifact=", " -->\n", "x", "\n````\n", "\n`````\n", "````", "\n", "`", " "]))
 def test_the_artifact_scanner_finds_what_the_old_pattern_found(text: str) -> None:
     assert read_artifacts(text) == {m["name"]: m["text"] + "\n" for m in OLD_ARTIFACT.finditer(text)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(["secret", "Token", "x", "_", " ", "=", ":", "'", '"', "abcdefgh", "\n", "auth", "passwd", "é", "1"]))
+def test_the_secret_assignment_pattern_matches_what_the_old_one_matched(text: str) -> None:
+    assert [(m.span(), m.groups()) for m in _SECRET_ASSIGN.finditer(text)] == [
+        (m.span(), m.groups()) for m in OLD_SECRET_ASSIGN.finditer(text)]
+
+
+def test_a_jwt_is_still_redacted_where_a_token_begins() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXZhbHVl"
+    for text in (jwt, f"Bearer {jwt}", f"token={jwt};", f'"{jwt}"'):
+        assert "[REDACTED:jwt]" in redact(text).text and "eyJzdWIi" not in redact(text).text
 
 
 def test_artifacts_written_by_render_comment_read_back_whatever_fences_they_hold() -> None:
