@@ -383,14 +383,25 @@ def _verify(s: Services, ann_ids: list[str], text: str | None, counts: dict[str,
     """Verify these annotations (all on one file, whose current text is `text`); the events recorded."""
     recorded = 0
     for ann_id in ann_ids:
-        annotation = _load(s, ann_id)
-        before = annotation.version
-        result = annotation.verify(text, at=datetime.now(UTC), sealer=_sealer(s))
-        if annotation.version != before:
-            s.store.save(annotation)
-            recorded += annotation.version - before
-        counts[result.status] = counts.get(result.status, 0) + 1
+        status, added = _verify_one(s, ann_id, text)
+        recorded += added
+        counts[status] = counts.get(status, 0) + 1
     return recorded
+
+
+def _verify_one(s: Services, ann_id: str, text: str | None) -> tuple[str, int]:
+    """Verify one annotation, rerun on a racing write's result (an edit saved meanwhile): (status, events)."""
+    sealer, outcome = _sealer(s), {"status": "", "added": 0}
+
+    def check(current: Annotation | None) -> Annotation | None:
+        live = _live(current, ann_id)
+        before = live.version
+        outcome["status"] = live.verify(text, at=datetime.now(UTC), sealer=sealer).status
+        outcome["added"] = live.version - before
+        return live if outcome["added"] else None
+
+    _write(s, ann_id, check, known=_load(s, ann_id))
+    return str(outcome["status"]), int(outcome["added"])
 
 
 @loom_errors

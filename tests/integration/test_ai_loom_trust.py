@@ -24,6 +24,7 @@ from mcp_tools.ai_loom import tools as loom
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
 from mcp_tools.services import Services
+from projections import annotations as rows
 from projections.audit_log import export
 from tests.answers import error_of, error_text
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
@@ -155,6 +156,9 @@ def test_a_credential_in_annotated_lines_or_a_comment_is_stored_sealed_and_never
         assert TOKEN not in text and AWS not in text and "ghp_" not in text
     assert "REDACTED" in json.dumps(answers[4]) and "move the token" in json.dumps(answers[4])
     assert TOKEN.encode() not in stored(s) and AWS.encode() not in stored(s), "the event store holds them sealed"
+    ok(call(s, "ai-loom.list_contexts", {}))  # the annotation store has caught up
+    views = json.dumps([list(map(str, row)) for row in rows.dump(s.views)])
+    assert made["id"] in views and TOKEN not in views and AWS not in views, "nor does the annotation store"
     out = tmp_path / "audit.jsonl"
     export(s.store, out, s.signer)
     assert TOKEN not in out.read_text() and AWS not in out.read_text()
@@ -233,3 +237,16 @@ def test_racing_edits_all_land(tmp_path: Path) -> None:
         assert [type(e).__name__ for e in history].count("Edited") == racers, "each edit recorded once"
     finally:
         check.close()
+
+
+def test_re_anchoring_racing_an_edit_keeps_the_edit_and_records_the_move(s: Services,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    made = ok(call(s, "ai-loom.annotate", {"filePath": "src/app.py", "startLine": 6, "endLine": 6, "comment": "c"}))
+    stale = s.store.get(Annotation, parse_ann_id(made["id"]))  # what the worker loaded before the edit landed
+    ok(call(s, "ai-loom.edit", {"id": made["id"], "comment": "edited meanwhile", "priority": "P0"}))
+    (s.project / "src" / "app.py").write_text("inserted\n" + SOURCE)
+    monkeypatch.setattr(loom, "_load", lambda _s, _id: stale)
+    counts = loom.verify_all(s)  # its first save conflicts with the edit: retried on the edit's result
+    assert sum(counts.values()) == 1 and "orphaned" not in counts, counts
+    now = s.store.get(Annotation, parse_ann_id(made["id"]))
+    assert now is not None and now.comment == "edited meanwhile" and now.priority == "P0" and now.start_line == 7
