@@ -37,7 +37,7 @@ ADD_CALLS = 300
 EXTRA_BENCHES: list[Callable[[], list[Row]]] = []
 EXTRA_IMPORT_ERRORS: list[str] = []
 
-for _module in ("lifecycle", "projections"):
+for _module in ("lifecycle", "projections", "prepare_mcp"):
     try:
         EXTRA_BENCHES.append(importlib.import_module(f"benchmarks.{_module}").rows)
     except Exception:
