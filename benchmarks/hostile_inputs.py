@@ -91,6 +91,11 @@ def _scrub(text: str) -> str:
     return str(scrub(text))
 
 
+def _csharp(text: str) -> Any:
+    from adapters.code_parser.extract import skeleton_of
+    return skeleton_of("Hostile.cs", "c_sharp", text.encode())
+
+
 def _fences(size: int) -> str:
     """Artifact openings whose fences all differ in length, none closed."""
     parts, total, width = [], 0, 4
@@ -116,6 +121,8 @@ CASES: tuple[Case, ...] = (
     Case("redaction: one long secret-named word", _redact, lambda n: _repeat("secret", n)),
     Case("redaction: hyphen-joined JWT starts", _redact, lambda n: _repeat("eyJ-", n)),
     Case("scrubbing: hyphen-joined JWT starts", _scrub, lambda n: _repeat("eyJ-", n)),
+    Case("source: a C# doc comment of unclosed tags", _csharp,
+         lambda n: _repeat("/// " + "<a" * 50 + "\n", n, "", "public class Foo { }\n")),
 )
 
 

@@ -13,6 +13,7 @@ Extractor = Callable[["Source", Node], tuple[list[Export], list[Import]]]
 
 _WS = re.compile(r"\s+")
 MAX_SIGNATURE = 400
+DOC_COMMENTS = 200
 
 
 class Source:
@@ -96,11 +97,13 @@ def clean_comment(text: str) -> str:
 
 def doc_before(src: Source, node: Node, comment_types: tuple[str, ...] = ("comment",),
                accept: Callable[[str], bool] | None = None) -> str | None:
-    """The comment block right above a declaration (contiguous comments, no blank line between)."""
+    """The comment block right above a declaration (contiguous comments, no blank line between): its last
+    DOC_COMMENTS comments at most (each step back costs tree-sitter a walk over the siblings before it, so a
+    file of 50 000 comment lines above one class took minutes)."""
     parts: list[str] = []
     current = node
     prev = node.prev_sibling
-    while prev is not None and prev.type in comment_types:
+    while prev is not None and prev.type in comment_types and len(parts) < DOC_COMMENTS:
         if prev.end_point[0] < current.start_point[0] - 1:
             break
         before = prev.prev_sibling

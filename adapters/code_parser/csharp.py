@@ -33,7 +33,11 @@ def _mods(src: Source, node: Node) -> set[str]:
 
 def _doc(src: Source, node: Node) -> str | None:
     text = doc_before(src, node, ("comment",), accept=lambda t: t.startswith("///"))
-    return _XML.sub("", text).strip() or None if text else None
+    if not text:
+        return None
+    # no tag starts after the last `>`: searching there made each `<` scan to the end (quadratic in a file's `<`s)
+    end = text.rfind(">") + 1
+    return (_XML.sub("", text[:end]) + text[end:]).strip() or None
 
 
 def _sig(src: Source, node: Node, body: Node | None) -> str:
