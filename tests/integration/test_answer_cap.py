@@ -16,6 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, JSONRPCResponse, TextContent
 
 from code3.settings import Settings
@@ -27,9 +28,7 @@ from mcp_tools.reverse_spec.batch import run_batch
 from mcp_tools.reverse_spec.prepare import prepare_answer
 from mcp_tools.server import build_server
 from mcp_tools.services import Services
-from tests.answers import error_text
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.answers import error_of, error_text
 
 
 def make_project(root: Path, modules: int, files: int) -> None:
@@ -268,4 +267,27 @@ def test_an_answer_no_tool_can_cut_is_refused_within_the_cap(
     for tool, arguments in (("ai-loom.get_context", {"id": ann_id}), ("ai-loom.list_contexts", {})):
         [result] = calls(s, tool, [arguments])
         assert len(line_of(result)) <= cap
-        assert "CODE3_MAX_ANSWER_BYTES" in error_text(result)
+        refused = error_of(result)  # in the family's dialect
+        assert refused["code"] == "VALIDATION_ERROR" and "CODE3_MAX_ANSWER_BYTES" in refused["message"]
+
+
+def test_a_codenexus_answer_past_the_cap_is_its_json_rpc_error(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_tools.codenexus import tools as nexus
+
+    for n in range(4):
+        (tmp_path / f"f{n}.py").write_text("x = 1\n")
+        nexus.add_comment(s, f"f{n}.py", 'a "quoted" comment, ü ' * 80)
+    cap = 4096
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+
+    async def go() -> MCPError:
+        async with Client(build_server(lambda: s, profile="codenexus", version="t"), mode="legacy") as client:
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("query_files", {"comment_contains": "quoted"})
+            return caught.value
+
+    error = anyio.run(go)
+    assert error.error.code == -32002
+    assert set(error.error.data) == {"type", "details", "timestamp"}
+    assert "CODE3_MAX_ANSWER_BYTES" in error.error.data["details"]
