@@ -24,7 +24,7 @@ from domain.file_meta import (
 from mcp_tools.codenexus.answers import DescribeTagAnswer, RemoveRelationshipAnswer, RemoveTagAnswer
 from mcp_tools.codenexus.context import change_file, file_change, iso_z, known_path, locate, project_id, save
 from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
-from mcp_tools.codenexus.tools import PROFILES, FilePathArg, _optional
+from mcp_tools.codenexus.tools import PROFILES, FilePathArg, _optional, no_credential
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
 
@@ -93,7 +93,7 @@ def describe_tag(
 ) -> DescribeTagAnswer:
     """Give a tag a description and a colour (what the codenexus://tags resource shows)"""
     name = parse_tag(tag)
-    text = parse_description(description, MAX_TAG_DESCRIPTION)
+    text = no_credential(parse_description(description, MAX_TAG_DESCRIPTION), "description")
     given = parse_color(color) if color is not None else None
     pid = project_id(s)
 

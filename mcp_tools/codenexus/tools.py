@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
+from adapters.redact import redact
 from domain.file_meta import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
@@ -23,6 +24,7 @@ from domain.file_meta import (
     parse_relationship_type,
     parse_tags,
 )
+from mcp_tools import answer_size
 from mcp_tools.codenexus.answers import (
     AddCommentAnswer,
     AddTagAnswer,
@@ -49,6 +51,15 @@ PROFILES = ("codenexus",)
 MAX_QUERY = 500
 MAX_TERMS = 10
 MAX_OFFSET = 1_000_000
+
+
+def no_credential(text: str, what: str) -> str:
+    """`text`, refused when it holds a credential (adapters/redact.py's judgement, as for a model's context):
+    Code3 keeps it in its log and hands it to models."""
+    if redact(text).total:
+        raise MetaRefused(f"the {what} holds a credential (a token, key or password)",
+                          f"remove it from the {what}: Code3 stores it and shows it to models")
+    return text
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -85,7 +96,7 @@ def add_comment(s: Services, file_path: FilePathArg,
                 comment: Annotated[str, Field(description="Comment text (supports Markdown)",
                                               json_schema_extra={"maxLength": MAX_COMMENT})]) -> AddCommentAnswer:
     """Add or update comment for a file"""
-    text = parse_comment(comment)
+    text = no_credential(parse_comment(comment), "comment")
     path = existing_file(s, file_path)
     meta, changed = change_file(s, path, lambda meta: meta.set_comment(text))
     updated = iso_z(meta.modified_on.isoformat()) if meta is not None else None
@@ -107,7 +118,7 @@ def create_relationship(
 ) -> CreateRelationshipAnswer:
     """Create a relationship between two files"""
     kind = parse_relationship_type(relationship_type)
-    text = parse_description(description)
+    text = no_credential(parse_description(description), "description")
     source, target = existing_file(s, source_path), existing_file(s, target_path)
     if source == target:
         raise MetaRefused(f"{source} cannot be related to itself", "pick two different files")
@@ -179,7 +190,7 @@ def query_files(
         answer["total_count_exact"] = False
     if offset + len(rows) < page.total:
         answer["next_offset"] = offset + len(rows)
-    return answer
+    return answer_size.cut_page(answer, "results", offset, next_key="next_offset")  # type: ignore[return-value]
 
 
 def _reasons(s: Services, f: index.Filters, query: str | None, anchor: index.FileRow | None,

@@ -1,14 +1,20 @@
 """A dependency spec is a file of the repository: a `ghp_…` or `AKIA…` it quotes is redacted before
-`prepare`'s context carries it to a model, and counted in `context.redactions` (issue 18, class 6)."""
+`prepare`'s context carries it to a model, and counted in `context.redactions`; a CodeNexus comment or
+description holding one is refused before it is stored (issue 18, class 6)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+from mcp.shared.exceptions import MCPError
+
 from code3.settings import Settings
 from code3.wiring import build_services
 from domain.spec_document import render_front
+from mcp_tools.codenexus.extras import describe_tag
+from mcp_tools.codenexus.tools import add_comment, create_relationship
 from mcp_tools.reverse_spec.prepare import prepare
 
 GITHUB = "ghp_" + "Zq7XcV2bN4mK8pL1rT6yW3sD9fG5hJ0aQeRt"
@@ -33,3 +39,25 @@ def test_a_dependency_specs_credentials_never_reach_the_context(tmp_path: Path) 
     assert "f returns one" in context["text"], "the dependency's spec is in the context"
     assert GITHUB not in json.dumps(answer) and AWS not in json.dumps(answer)
     assert context["redactions"].get("github-token") == 1 and context["redactions"].get("aws-access-key") == 1
+
+
+def test_a_codenexus_text_holding_a_credential_is_refused_and_nothing_is_stored(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("A = 1\n")
+    (root / "src" / "b.py").write_text("B = 2\n")
+    s = build_services(Settings(project=root))
+    try:
+        before = int(s.store.recorder.max_notification_id() or 0)
+        refusals = [lambda: add_comment(s, "src/a.py", f"deploy with {GITHUB}"),
+                    lambda: create_relationship(s, "src/a.py", "src/b.py", "calls", f"through S3 as {AWS}"),
+                    lambda: describe_tag(s, "deploy", "password = 'Zx9!kQ2#pL7$'")]
+        for refused in refusals:
+            with pytest.raises(MCPError) as caught:
+                refused()
+            assert caught.value.error.code == -32002 and "credential" in json.dumps(caught.value.error.data)
+            assert GITHUB not in str(caught.value.error) and AWS not in json.dumps(caught.value.error.data)
+        assert int(s.store.recorder.max_notification_id() or 0) == before, "nothing stored"
+        assert add_comment(s, "src/a.py", "password: rotated every quarter; the token lives in the vault")["success"]
+    finally:
+        s.close()
