@@ -28,8 +28,13 @@ def _text(result: AddResult) -> str:
     return f"The sum of {js_number(result['a'])} + {js_number(result['b'])} = {js_number(total)}"
 
 
+# seed 003's ListTools answer, published verbatim (the signature below validates the same two numbers)
+SEED_SCHEMA = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+               "required": ["a", "b"]}
+
+
 @tool("add", profiles=("client-local", "client-remote", "server"), read_only=True, open_world=False,
-      needs_services=False, render=_text)
+      needs_services=False, render=_text, input_schema=SEED_SCHEMA)
 def add(a: Annotated[Number, Field(description="first number")],
         b: Annotated[Number, Field(description="second number")]) -> AddResult:
     """Add two numbers together and return the result"""

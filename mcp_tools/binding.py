@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
-from mcp_tools import dialects
+from mcp_tools import dialects, published
 from mcp_tools.declare import ToolDecl
 
 log = logging.getLogger("code3.mcp")
@@ -51,7 +51,7 @@ class Runtime:
                 result = self.run(lambda services: decl.handler(services, **kwargs))
             else:
                 result = decl.handler(**kwargs)
-            return _result(decl, result)
+            return _result(result, decl.render)
         except Code3Error as exc:
             log.info("tool %s failed: %s", decl.name, exc.code.value)
             return error_result(decl.error_text(exc) if decl.error_text else _json(exc.as_dict()))
@@ -62,23 +62,12 @@ class Runtime:
             return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
 
 
-def _result(decl: ToolDecl, data: dict[str, Any]) -> CallToolResult:
+def _result(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> CallToolResult:
     """A success: the structured answer and its text, serialised once and within the answer cap
-    (mcp_tools.answer_size). Past the cap, AnswerTooLarge in the family's dialect: a JSON-RPC error for
-    CodeNexus, ai-loom's VALIDATION_ERROR, the tool's own error text otherwise (the caller answers it)."""
-    from mcp_tools.answer_size import AnswerTooLarge, answer
+    (mcp_tools.answer_size; past it, AnswerTooLarge, a Code3Error, is answered as the tool's error)."""
+    from mcp_tools.answer_size import answer
 
-    try:
-        return answer(data, decl.render)
-    except AnswerTooLarge as exc:
-        match dialects.family(decl.handler.__module__):
-            case dialects.CODENEXUS:
-                raise dialects.rpc_error(-32002, "Validation failed", f"{exc.message}; {exc.hint}") from None
-            case dialects.AI_LOOM:
-                from mcp_tools.ai_loom.errors import LoomError
-
-                raise LoomError(exc.code, exc.message, exc.hint) from None
-        raise
+    return answer(data, render)
 
 
 def error_result(text: str) -> CallToolResult:
@@ -139,11 +128,14 @@ def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
 
 
 def sdk_tool(runtime: Runtime, decl: ToolDecl) -> Tool:
-    """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler."""
+    """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler.
+    The input schema is published as `mcp_tools.published` says (optional arguments as their plain type)."""
     annotations = ToolAnnotations(title=decl.title, readOnlyHint=decl.read_only, destructiveHint=decl.destructive,
                                   idempotentHint=decl.idempotent, openWorldHint=decl.open_world)
-    return strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
+    tool = strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
                        annotations=annotations)
+    tool.parameters = published.input_schema(decl.name, decl.input_schema or tool.parameters)
+    return tool
 
 
 def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:

@@ -29,6 +29,9 @@ class ToolDecl:
     render: Callable[[Any], str] | None = None  # the answer as text; JSON of the structured answer by default
     error_text: Callable[[Any], str] | None = None  # a failure's text (given the Code3Error); JSON by default
     progress: bool = False  # the handler takes `progress(done, total, message)`: notifications/progress
+    # the input schema published verbatim instead of the one derived from the signature (a seed's own, as
+    # seed 003's `add`); the signature still validates the arguments, so the two must agree (tested)
+    input_schema: dict[str, Any] | None = None
 
     @property
     def description(self) -> str:

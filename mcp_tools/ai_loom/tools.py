@@ -141,9 +141,9 @@ def _current(s: Services, annotation: Annotation, text: str | None,
 @loom_errors
 def list_contexts(
     s: Services,
-    kind: Annotated[Literal["annotation"] | None, Field(description="only 'annotation' exists")] = None,
-    limit: Annotated[int | None, Field(description=f"page size, 1-{MAX_PAGE} (default 50)")] = None,
-    offset: Annotated[int | None, Field(description="where the page starts (nextOffset of the last page)")] = None,
+    kind: Annotated[Literal["annotation"] | None, Field(description="only 'annotation' exists")] = "annotation",
+    limit: Annotated[int | None, Field(description=f"page size, 1-{MAX_PAGE} (default 50)")] = 50,
+    offset: Annotated[int | None, Field(description="where the page starts (nextOffset of the last page)")] = 0,
 ) -> ListAnswer:
     """List annotations (priority, then file, then line), a page at a time."""
     size = 50 if limit is None else limit
@@ -179,11 +179,11 @@ def get_context(s: Services, id: AnnId) -> AnnotationView:
 def stitch_contexts(
     s: Services,
     templateId: Annotated[Literal["concise", "detailed"] | None, Field(description="concise (default) or detailed")]
-    = None,
+    = "concise",
     annotationIds: Annotated[list[str] | None, Field(description="the annotations to stitch (default: all)",
                                                      max_length=MAX_STITCH_IDS)] = None,
     maxChars: Annotated[int | None, Field(description=f"character budget, 200-200000 (default {MAX_CHARS_DEFAULT})")]
-    = None,
+    = MAX_CHARS_DEFAULT,
 ) -> StitchAnswer:
     """Stitch annotations into one prompt within maxChars characters, highest priority first."""
     if annotationIds:

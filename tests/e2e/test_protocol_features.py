@@ -20,7 +20,7 @@ from code3 import __version__
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools import dialects
-from mcp_tools.binding import strict_tool
+from mcp_tools.binding import Runtime, sdk_tool, strict_tool
 from mcp_tools.catalog import PROFILES, declared
 from mcp_tools.server import build_server
 from tests.answers import error_of
@@ -68,8 +68,8 @@ def test_the_snapshot_of_published_schemas_still_matches() -> None:
     """tests/fixtures/tools_list_snapshot.json (the schemas before the layout refactor) for the tools whose
     signature no issue has changed since: the strict arguments left them as they were."""
     snapshot = json.loads(SNAPSHOT.read_text())
-    published = {d.name: strict_tool(_without_services(d) if d.needs_services else d.handler, name=d.name).parameters
-                 for d in declared().values()}
+    runtime = Runtime(lambda: None)
+    published = {d.name: sdk_tool(runtime, d).parameters for d in declared().values()}  # as tools/list shows it
     for name in ("add", "server_mcp.accept_task", "server_mcp.claim_payout"):
         assert published[name] == snapshot["all"][name], name
 

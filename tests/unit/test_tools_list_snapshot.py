@@ -11,6 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp_tools.catalog import PROFILES
+from mcp_tools.published import NULLABLE, input_schema
 from mcp_tools.server import build_server
 
 SNAPSHOT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "tools_list_snapshot.json").read_text())
@@ -19,6 +21,8 @@ CHANGED: dict[tuple[str, str], str] = {
     ("spec_mcp.publish_issue_with_metadata", "amount"): "the description says the unit with an example (issue 17)",
     ("server_mcp.accept_best_task", "min_amount"): "the description says the unit with an example (issue 17)",
 }
+# The snapshot itself was updated on purpose for issue 17 (mcp_tools.published): optional arguments published as
+# their plain type (not anyOf with null), every schema with `required`, and `add` as seed 003's schema verbatim.
 
 
 def _tools(profile: str) -> dict[str, object]:
@@ -45,3 +49,54 @@ def test_the_lifecycle_tools_keep_their_names_and_input_schemas(profile: str) ->
 def test_every_tool_declares_an_output_schema(profile: str) -> None:
     missing = [name for name, tool in _tools(profile).items() if tool.output_schema is None]  # type: ignore[attr-defined]
     assert not missing, f"tools without an output schema: {missing}"
+
+
+# --- what generic clients can fill (issue 17) -------------------------------------------------------------------------
+
+SEED_003_ADD = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]}  # seed 003's ListTools answer, verbatim
+
+
+def _nullable(prop: dict[str, object]) -> bool:
+    variants = prop.get("anyOf")
+    return (isinstance(variants, list) and {"type": "null"} in variants) or prop.get("type") == "null"
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_no_optional_argument_is_published_as_anyof_with_null_outside_the_seeds_nullable_ones(profile: str) -> None:
+    found = set()
+    for name, tool in _tools(profile).items():
+        schema = tool.input_schema  # type: ignore[attr-defined]
+        assert schema.get("type") == "object" and isinstance(schema.get("required"), list), name
+        for prop, spec in schema.get("properties", {}).items():
+            if _nullable(spec):
+                found.add((name, prop))
+            if prop not in schema["required"] and (name, prop) not in NULLABLE:
+                assert spec.get("type") in ("string", "integer", "number", "boolean", "array", "object"), (name, prop)
+    assert found == {(t, p) for t, p in NULLABLE if t in _tools(profile)}, found
+
+
+def test_the_seed_001_nullable_arguments_keep_anyof_with_null() -> None:
+    tools = _tools("all")
+    for name, prop in NULLABLE:
+        spec = tools[name].input_schema["properties"][prop]  # type: ignore[attr-defined]
+        assert {"type": "null"} in spec["anyOf"] and {"type": "string"} in spec["anyOf"], (name, spec)
+
+
+def test_add_publishes_exactly_seed_003s_schema_and_real_defaults_are_published() -> None:
+    for profile in ("client-local", "client-remote", "server", "all"):
+        assert _tools(profile)["add"].input_schema == SEED_003_ADD, profile  # type: ignore[attr-defined]
+    loom = {name: tool.input_schema["properties"] for name, tool in _tools("ai-loom").items()}  # type: ignore[attr-defined]
+    assert loom["ai-loom.stitch"]["maxChars"] == {**loom["ai-loom.stitch"]["maxChars"], "type": "integer",
+                                                   "default": 4000}  # DESIGN.md's default budget
+    assert loom["ai-loom.list_contexts"]["limit"]["default"] == 50
+    assert loom["ai-loom.list_contexts"]["offset"]["default"] == 0
+    assert _tools("reverse-spec")["batch"].input_schema["required"] == []  # type: ignore[attr-defined]
+
+
+def test_the_published_transform_keeps_the_rest_of_a_property() -> None:
+    prop = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}], "default": None, "description": "size"}
+    schema = input_schema("t", {"type": "object", "properties": {"n": prop, "m": {**prop, "default": 7}}})
+    assert schema["properties"]["n"] == {"type": "integer", "minimum": 1, "description": "size; may be omitted"}
+    assert schema["properties"]["m"] == {"type": "integer", "minimum": 1, "description": "size", "default": 7}
+    assert schema["required"] == []
