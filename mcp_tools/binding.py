@@ -51,7 +51,7 @@ class Runtime:
                 result = self.run(lambda services: decl.handler(services, **kwargs))
             else:
                 result = decl.handler(**kwargs)
-            return _result(result, decl.render)
+            return _result(decl, result)
         except Code3Error as exc:
             log.info("tool %s failed: %s", decl.name, exc.code.value)
             return error_result(decl.error_text(exc) if decl.error_text else _json(exc.as_dict()))
@@ -62,12 +62,23 @@ class Runtime:
             return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
 
 
-def _result(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> CallToolResult:
+def _result(decl: ToolDecl, data: dict[str, Any]) -> CallToolResult:
     """A success: the structured answer and its text, serialised once and within the answer cap
-    (mcp_tools.answer_size; past it, AnswerTooLarge, a Code3Error, is answered as the tool's error)."""
-    from mcp_tools.answer_size import answer
+    (mcp_tools.answer_size). Past the cap, AnswerTooLarge in the family's dialect: a JSON-RPC error for
+    CodeNexus, ai-loom's VALIDATION_ERROR, the tool's own error text otherwise (the caller answers it)."""
+    from mcp_tools.answer_size import AnswerTooLarge, answer
 
-    return answer(data, render)
+    try:
+        return answer(data, decl.render)
+    except AnswerTooLarge as exc:
+        match dialects.family(decl.handler.__module__):
+            case dialects.CODENEXUS:
+                raise dialects.rpc_error(-32002, "Validation failed", f"{exc.message}; {exc.hint}") from None
+            case dialects.AI_LOOM:
+                from mcp_tools.ai_loom.errors import LoomError
+
+                raise LoomError(exc.code, exc.message, exc.hint) from None
+        raise
 
 
 def error_result(text: str) -> CallToolResult:
