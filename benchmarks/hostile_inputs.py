@@ -24,7 +24,7 @@ from benchmarks.report import Row, format_table, median
 SMALL_KB = int(os.environ.get("SMALL_KB", "512"))
 GROWTH = 8
 MAX_RATIO = 24.0
-NOISE_FLOOR_S = 0.02
+NOISE_FLOOR_S = 0.05
 """A parse of the 8n input under this is taken as passed whatever its ratio: at a millisecond or less the
 allocator and the caches (a 4 MB slice is page faults) weigh more than the parse, while a quadratic parse of
 4 MB takes minutes."""
