@@ -105,6 +105,7 @@ def _apply(s: Services, source: str, to_add: dict[str, str], to_drop: list[str])
             changes.extend(file_change(s, targets[t], lambda meta: None, register=True))
 
         def mutate(meta: FileMeta) -> None:
+            counts[:] = [0, 0]  # the store re-applies a change after a conflict: count the attempt that lands
             for t, spec in sorted(to_add.items()):
                 counts[0] += meta.relate(str(targets[t].file_id), t, "imports", DERIVED.format(specifier=spec)[:500],
                                          origin="derived")

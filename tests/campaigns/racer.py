@@ -3,6 +3,7 @@ start signal (a file appearing), run one handler, print the answer (or the error
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -30,10 +31,18 @@ def main() -> int:
     deadline = time.monotonic() + 60
     while not Path(go).exists() and time.monotonic() < deadline:
         time.sleep(0.002)
+    from mcp.shared.exceptions import MCPError
+
+    if ":" in command:  # "package.module:function": any handler; "{racer}" in the arguments is this racer's id
+        module, _, name = command.partition(":")
+        handlers[command] = getattr(importlib.import_module(module), name)
+        arguments = arguments.replace("{racer}", str(os.getpid()))
     try:
         answer = {"ok": handlers[command](services, **json.loads(arguments))}
     except Code3Error as exc:
         answer = {"error": exc.code.value, "message": exc.message}
+    except MCPError as exc:  # CodeNexus answers JSON-RPC errors (seed 002)
+        answer = {"error": exc.error.code, "message": exc.error.message}
     finally:
         services.close()
     print(json.dumps(answer))
