@@ -3,7 +3,7 @@
 A success answer carries its payload twice (the JSON text content, escaped inside a JSON string, and the
 structuredContent object), so a payload of N bytes makes a line of about 2N. The cap
 (`CODE3_MAX_ANSWER_BYTES`, 256 KB by default, the ai-loom seed's response cap) bounds that line. Tools whose
-answers can grow (prepare, batch, ai-loom.list_contexts, ai-loom.stitch) cut themselves with the helpers
+answers can grow (prepare, batch, ai-loom.list_contexts, ai-loom.stitch, query_files) cut themselves with the helpers
 below and say what they left out and how to get it (stateless offsets); every other answer that would still
 exceed the cap is refused with a coded error rather than sent (`answer`).
 
@@ -113,12 +113,13 @@ def fit_text(text: str, budget: int) -> int:
     return lo
 
 
-def cut_page(page: dict[str, Any], key: str, start: int) -> dict[str, Any]:
+def cut_page(page: dict[str, Any], key: str, start: int, next_key: str = "nextOffset") -> dict[str, Any]:
     """A page (`page[key]`, the items from `start`) within the cap: `page` itself when it fits; else the
-    leading items that fit, with `truncated: true`, `omitted` (items left out) and `nextOffset` at the first
-    one left out, whether or not the page had a next one (a client paging on nextOffset misses nothing)."""
+    leading items that fit, with `truncated: true`, `omitted` (items left out) and `next_key` (nextOffset,
+    CodeNexus's next_offset) at the first one left out, whether or not the page had a next one (a client
+    paging on it misses nothing)."""
     items = page[key]
-    base = {**page, key: [], "truncated": True, "omitted": len(items), "nextOffset": start + len(items)}
+    base = {**page, key: [], "truncated": True, "omitted": len(items), next_key: start + len(items)}
     costs = [cost(item) for item in items]
     budget = room(base)
     kept = fit_items(costs, budget)
@@ -127,7 +128,7 @@ def cut_page(page: dict[str, Any], key: str, start: int) -> dict[str, Any]:
     if kept == 0 and items:
         raise AnswerTooLarge(cost(items[0]) + limit() - budget, limit(),
                              f"item {start} alone exceeds the cap; raise {VARIABLE}")
-    return {**page, key: items[:kept], "truncated": True, "omitted": len(items) - kept, "nextOffset": start + kept}
+    return {**page, key: items[:kept], "truncated": True, "omitted": len(items) - kept, next_key: start + kept}
 
 
 def largest_fitting(build: Callable[[int], dict[str, Any]], lower: int, upper: int) -> tuple[int, dict[str, Any]]:

@@ -77,6 +77,8 @@ class QueryFilesAnswer(TypedDict):
     total_count: int
     query_time_ms: float
     next_offset: NotRequired[int]  # beyond the seed: where the next page starts, when there is one
+    truncated: NotRequired[bool]  # beyond the seed: the answer cap (CODE3_MAX_ANSWER_BYTES) cut the page
+    omitted: NotRequired[int]  # beyond the seed: the results that cap left out (they start at next_offset)
     # beyond the seed, only when false: total_count is an estimate (a broad query whose count needs a check per
     # row, extrapolated from the first rows of its most selective index; the pages themselves are exact)
     total_count_exact: NotRequired[bool]

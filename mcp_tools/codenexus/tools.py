@@ -24,6 +24,7 @@ from domain.file_meta import (
     parse_relationship_type,
     parse_tags,
 )
+from mcp_tools import answer_size
 from mcp_tools.codenexus.answers import (
     AddCommentAnswer,
     AddTagAnswer,
@@ -189,7 +190,7 @@ def query_files(
         answer["total_count_exact"] = False
     if offset + len(rows) < page.total:
         answer["next_offset"] = offset + len(rows)
-    return answer
+    return answer_size.cut_page(answer, "results", offset, next_key="next_offset")  # type: ignore[return-value]
 
 
 def _reasons(s: Services, f: index.Filters, query: str | None, anchor: index.FileRow | None,

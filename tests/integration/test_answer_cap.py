@@ -291,3 +291,22 @@ def test_a_codenexus_answer_past_the_cap_is_its_json_rpc_error(
     assert error.error.code == -32002
     assert set(error.error.data) == {"type", "details", "timestamp"}
     assert "CODE3_MAX_ANSWER_BYTES" in error.error.data["details"]
+
+
+def test_query_files_at_its_largest_is_cut_and_next_offset_fetches_the_rest(s: Services, tmp_path: Path) -> None:
+    """100 results (the most a page holds) with comments of 2 000 characters: about 800 KB uncut."""
+    from mcp_tools.codenexus import tools as nexus
+
+    for n in range(100):
+        (tmp_path / f"f{n:03d}.py").write_text("x = 1\n")
+        nexus.add_comment(s, f"f{n:03d}.py", f"file {n}: " + "wörd \"quoted\" " * 140)
+
+    def step(answer: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
+        if answer.get("truncated"):
+            assert answer["omitted"] > 0 and "next_offset" in answer
+        return None if "next_offset" not in answer else {**args, "offset": answer["next_offset"]}
+
+    pages = follow(s, "query_files", {"comment_contains": "quoted", "limit": 100}, step, 262_144)
+    paths = [r["file_path"] for p in pages for r in p["results"]]
+    assert len(pages) > 2 and sorted(paths) == [f"f{n:03d}.py" for n in range(100)] and len(set(paths)) == 100
+    assert pages[0]["truncated"] is True and pages[0]["total_count"] == 100
