@@ -159,3 +159,44 @@ def test_unknown_prompts_and_resources_carry_the_data_in_memory(tmp_path: Path) 
     assert [e.error.code for e in errors][:2] == [-32602, -32602] and len(errors) == 3, errors
     for error in errors:
         assert_nexus(error, error.error.code)
+
+
+@pytest.mark.parametrize(("raised", "code"), [
+    (RuntimeError("boom"), -32603),  # the SDK would answer code 0 (and nothing of the seed's data)
+    (MCPError(-32601, "Method not found", "nope/nothing"), -32601),  # the SDK's data is the method name
+    (MCPError(-32602, "Invalid request parameters", ""), -32602),
+])
+def test_every_json_rpc_error_a_request_meets_carries_the_data(raised: Exception, code: int) -> None:
+    """`mcp_tools.server.error_data`, the outermost middleware: what the SDK raises below it, reshaped."""
+    from types import SimpleNamespace
+
+    from mcp_tools.server import error_data
+
+    async def call_next(ctx: Any) -> Any:
+        raise raised
+
+    with pytest.raises(MCPError) as caught:
+        asyncio.run(error_data(SimpleNamespace(method="x/y", request_id=1), call_next))
+    assert_nexus(caught.value, code)
+    assert "boom" not in caught.value.error.data["details"], "an exception's own text stays in the server log"
+    if code == -32601:
+        assert "nope/nothing" in caught.value.error.data["details"]
+
+
+def test_malformed_params_are_minus_32602_with_the_data() -> None:
+    from types import SimpleNamespace
+
+    from pydantic import BaseModel
+
+    from mcp_tools.server import error_data
+
+    class Params(BaseModel):
+        name: str
+
+    async def call_next(ctx: Any) -> Any:
+        return Params.model_validate({"name": 5})
+
+    with pytest.raises(MCPError) as caught:
+        asyncio.run(error_data(SimpleNamespace(method="tools/call", request_id=1), call_next))
+    assert_nexus(caught.value, -32602)
+    assert "name" in caught.value.error.data["details"]
