@@ -14,7 +14,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from adapters.ports import Signer
-from adapters.private_files import private_dir, private_file, write_private
+from adapters.private_files import check_entry, private_dir, read_private, write_private
 from adapters.scrub import register_secret
 from domain.errors import Code, Code3Error
 
@@ -46,7 +46,8 @@ def verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
 
 
 class Keystore:
-    """Key files are mode 0600 in a 0700 directory, written once and never overwritten."""
+    """Key files are mode 0600 in a 0700 directory (CODE3_HOME/keys by default, outside any work tree),
+    written once and never overwritten; one that is a link, another user's or looser is refused."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -73,23 +74,23 @@ class Keystore:
         public = public_key_of(private_key_hex)
         record = {"name": name, "address": address_of(public), "public_key": public.hex(),
                   "private_key": private_key_hex}
-        private_dir(self.directory)
-        if not write_private(path, json.dumps(record).encode(), overwrite=False):
+        private_dir(self.directory, root=self.directory)
+        if not write_private(path, json.dumps(record).encode(), overwrite=False, root=self.directory):
             raise Code3Error(Code.EXISTS, f"account {name!r} already exists", "pick another name")
         register_secret(private_key_hex)
         return Signer(name=name, address=record["address"], private_key_hex=private_key_hex)
 
     def load(self, name: str) -> Signer:
         path = self._path(name)
-        if not path.exists():
+        raw = read_private(path, root=self.directory)  # a linked, foreign or loose key is refused, never adopted
+        if raw is None:
             raise Code3Error(
                 Code.NOT_FOUND,
                 f"no account named {name!r} in the keystore {self.directory}",
                 f"create it with `code3 account new {name}` or choose another with CODE3_IDENTITY",
             )
-        private_file(path)  # a key file from an older version, or copied in, is tightened to 0600 in a 0700 dir
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(raw)
             signer = Signer(name=record["name"], address=record["address"], private_key_hex=record["private_key"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise Code3Error(Code.PRECONDITION, f"the key file {path} cannot be read ({type(exc).__name__})",
@@ -121,6 +122,6 @@ class Keystore:
             return self.load(name)
 
     def names(self) -> list[str]:
-        if not self.directory.exists():
+        if check_entry(self.directory, directory=True) is None:
             return []
         return sorted(p.stem for p in self.directory.glob("*.key"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from adapters.git import git, init_bare, merge_branch, read_ref
 from adapters.ports import Comment, IssueRef, PullRequest
-from adapters.private_files import private_dir, write_private
+from adapters.private_files import private_dir, read_private, write_private
 from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
@@ -49,8 +49,9 @@ def check_repo(repo: str) -> str:
 
 
 class LocalForge:
-    def __init__(self, root: Path, actor: str, base_url: str = "local://forge") -> None:
+    def __init__(self, root: Path, actor: str, base_url: str = "local://forge", secrets: Path | None = None) -> None:
         self.root = root
+        self.secrets = secrets or root / "hook_secrets"  # Code3 passes a directory outside the work tree
         self.actor = actor
         self.base_url = base_url.rstrip("/")
         self.db = SqlDb.sqlite(root / "forge.sqlite", _SCHEMA)
@@ -246,7 +247,7 @@ class LocalForge:
     # A hook's secret lives in a 0600 file under the forge's root; the table holds only the file's name.
 
     def _secret_path(self, ref: str) -> Path:
-        return self.root / "hook_secrets" / ref
+        return self.secrets / ref
 
     def _store_secret(self, url: str, secret: str) -> str:
         ref = hashlib.sha256(url.encode()).hexdigest()[:32]
@@ -255,8 +256,9 @@ class LocalForge:
 
     def _secret(self, ref: str) -> str | None:
         try:
-            return self._secret_path(ref).read_text()
-        except (FileNotFoundError, ValueError):
+            found = read_private(self._secret_path(ref))
+            return None if found is None else found.decode()
+        except ValueError:
             return None
 
     def _migrate_hook_secrets(self) -> None:

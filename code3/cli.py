@@ -47,6 +47,11 @@ def cmd_account(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     keystore = Keystore(settings.keystore_dir)
+    if args.action == "migrate":
+        from code3.migrate import migrate
+
+        print(json.dumps(migrate(settings), indent=2))
+        return 0
     if args.action == "new":
         signer = keystore.new(args.target)
         print(json.dumps({"name": signer.name, "address": signer.address, "keystore": str(keystore.directory)}))
@@ -59,7 +64,11 @@ def cmd_account(args: argparse.Namespace) -> int:
 
         amount = parse_amount(args.amount)  # checked before anything is opened: a refusal writes nothing
         _require_local(settings, "chain", "the faucet")
-        signer = keystore.load(args.target)
+        import re
+
+        # a named account must exist (the faucet creates no key); an address is funded as it is
+        address = args.target if re.fullmatch(r"0x[0-9a-f]{64}", args.target) else keystore.load(args.target).address
+        name = None if address == args.target else args.target
         asset = args.asset or settings.asset
         balance = ledger(settings).mint(signer.address, asset, amount)
         print(json.dumps({"name": signer.name, "address": signer.address, "asset": asset, "balance": balance}))
@@ -124,7 +133,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.print_token:  # the one place the token is printed: the user asked for it
         try:
-            token, _ = serve_token(_settings(args).state_dir, _settings(args).serve_token)
+            token, _ = serve_token(_settings(args).secrets_dir, _settings(args).serve_token)
         except ValueError as exc:
             print(f"code3 serve: {exc}", file=sys.stderr)
             return 2
@@ -138,11 +147,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"code3 serve: WARNING: listening on {args.host}, reachable beyond this machine", file=sys.stderr)
     settings = _settings(args)
     try:
-        token, token_file = serve_token(settings.state_dir, settings.serve_token)
+        token, token_file = serve_token(settings.secrets_dir, settings.serve_token)
     except ValueError as exc:
-        print(f"code3 serve: {exc}", file=sys.stderr)
-        return 2
-    ensure_identity(settings)
+        raise _serve_refused(str(exc)) from None
+    ensure_identity(settings, reports_merges=True)  # serve receives the merge webhook: the ledger's resolver
     secret = webhook_secret(settings)
 
     def ready(port: int) -> None:
@@ -166,7 +174,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from scheduler.worker import run_worker
 
     settings = _settings(args)
-    ensure_identity(settings)
+    ensure_identity(settings, reports_merges=True)
     return run_worker(worker(settings), interval=args.interval, once=args.once)
 
 
@@ -331,10 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     p = common(sub.add_parser("account", help="manage the keystore (the identities this server acts as)"))
-    p.add_argument("action", choices=["new", "list", "fund", "export", "import"])
+    p.add_argument("action", choices=["new", "list", "fund", "export", "import", "migrate"])
     p.add_argument("target", nargs="?", default=None, metavar="NAME|FILE",
-                   help="the account's name (new, fund, export) or the exported file (import)")
-    p.add_argument("--amount", default=None, help="with fund: amount in the smallest unit (digits, at most 2^64-1)")
+                   help="the account's name (new, fund, export; fund also takes an address) or the exported "
+                        "file (import); migrate moves an older Code3's keys and secrets from <project>/.code3/ "
+                        "to CODE3_HOME")
+    p.add_argument("--amount", default=None, help="with fund: amount in the asset's smallest unit, digits at most "
+                                                  "2^64-1 (USDT has 6 decimals: 5000000 is 5 USDT)")
     p.add_argument("--asset", default=None, help="with fund: asset symbol (default: CODE3_ASSET)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="with export: the file to write (never replaced); the passphrase comes from "

@@ -17,7 +17,7 @@ from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import ESCROW, LocalLedger
 from code3.settings import Settings
-from code3.wiring import build_services
+from code3.wiring import build_services, record_resolver
 from domain.errors import Code3Error
 from mcp_tools.lifecycle import publish, settle, specs, work
 from mcp_tools.services import Services
@@ -65,28 +65,32 @@ class Timeline:
 
 
 def run_demo(keep: bool = False) -> int:
-    project = Path(tempfile.mkdtemp(prefix="code3-demo-"))
+    """The demo's project and its own CODE3_HOME (keys, secrets) side by side in one throw-away directory:
+    the user's own keys are neither read nor touched."""
+    top = Path(tempfile.mkdtemp(prefix="code3-demo-"))
     try:
-        _lifecycle(project)
+        _lifecycle(top / "project", top / "home")
     except DemoFailed as exc:
         print(f"\nDEMO FAILED: {exc}", file=sys.stderr)
         return 1
     finally:
         if keep:
-            print(f"\nThe demo project is kept at {project}")
+            print(f"\nThe demo project is kept at {top / 'project'} (its keys and secrets, the demo's "
+                  f"CODE3_HOME, at {top / 'home'})")
         else:
-            shutil.rmtree(project, ignore_errors=True)
+            shutil.rmtree(top, ignore_errors=True)
     return 0
 
 
-def _lifecycle(project: Path) -> None:
-    base = Settings(project=project)
-    keystore = Keystore(base.keystore_dir)
+def _lifecycle(project: Path, home: Path) -> None:
+    project.mkdir(mode=0o700)
+    keystore = Keystore(Settings(project=project, home=home).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keystore.new(name)
     # alice also runs the server that reports merges: the ledger records her as its resolver
-    people = {name: build_services(Settings(project=project, identity=name, resolver="alice"))
+    people = {name: build_services(Settings(project=project, home=home, identity=name, resolver="alice"))
               for name in ("alice", "bob", "carol")}
+    record_resolver(Settings(project=project, home=home, identity="alice"))
     ledger = people["alice"].chain
     forge = people["alice"].forge
     assert isinstance(ledger, LocalLedger) and isinstance(forge, LocalForge)

@@ -92,26 +92,38 @@ def diagnose(settings: Settings) -> list[Check]:
         return "every read model applied every event"
 
     def webhook() -> str:
+        from adapters.private_files import read_private
+
         if settings.webhook_secret:
             return "GITHUB_WEBHOOK_SECRET is set"
-        path = settings.state_dir / "webhook_secret"
-        return f"generated secret in {path}" if path.exists() else "no secret yet (code3 serve generates one)"
+        path = settings.secrets_dir / "webhook_secret"
+        found = read_private(path)  # a linked, foreign or loose one fails here with the way out
+        return f"generated secret in {path}" if found is not None else "no secret yet (code3 serve generates one)"
 
     def modes() -> str:
         from adapters.private_files import loose_modes
 
-        roots = [settings.state_dir, settings.keystore_dir, settings.workspace_dir]
+        roots = [settings.state_dir, settings.keystore_dir, settings.secrets_dir, settings.workspace_dir]
         loose = loose_modes(*dict.fromkeys(roots), limit=6)
         if loose:
             shown = ", ".join(f"{path} ({mode:o})" for path, mode in loose[:5])
             more = " and more" if len(loose) > 5 else ""
+            where = " ".join(str(r) for r in dict.fromkeys(roots[:3]))
             raise Code3Error(Code.PRECONDITION, f"state readable by other users: {shown}{more}",
-                             f"chmod -R go-rwx {settings.state_dir} (keys, secrets and databases must be 0600 "
-                             "in 0700 directories)")
-        return f"{settings.state_dir} and the keystore are private (files 0600, directories 0700)"
+                             f"check that nobody else changed them, then chmod -R go-rwx {where} (keys, secrets "
+                             "and databases must be 0600 in 0700 directories; Code3 refuses looser ones)")
+        return (f"{settings.state_dir}, the keystore {settings.keystore_dir} and the project's secrets "
+                f"{settings.secrets_dir} are private (files 0600, directories 0700)")
 
-    # file modes first: the other probes open the state, which tightens what they touch
-    for name, probe in (("file modes", modes), ("identity", identity), ("event store", store), ("forge", forge),
+    def layout() -> str:
+        from adapters.state_guard import guard_project
+
+        guard_project(settings.project)  # tracked by git, a link, another user's, an old .code3/keys: refused
+        return (f"{settings.state_dir} holds no key or secret, is not tracked by git and is no link; keys and "
+                f"secrets live in CODE3_HOME {settings.home_dir}")
+
+    for name, probe in (("file modes", modes), ("state layout", layout), ("identity", identity),
+                        ("event store", store), ("forge", forge),
                         ("chain", chain), ("webhook secret", webhook), ("projections", projections)):
         checks.append(_run(name, probe))
     return checks
@@ -122,5 +134,5 @@ def report(checks: list[Check]) -> str:
     for check in checks:
         lines.append(f"[{'ok' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
         if check.hint and not check.ok:
-            lines.append(f"       hint: {check.hint}")
+            lines.append(f"  hint: {check.hint}")  # the hint on its own line, as every CLI refusal gives it
     return "\n".join(lines)

@@ -6,12 +6,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.home import code3_home
 from domain.contract import DEFAULT_COOLING_PERIOD
 
 VARIABLES = {
-    "CODE3_PROJECT": "project root; .code3/ and specs/ live under it (default: the current directory)",
+    "CODE3_PROJECT": "project root; .code3/ (non-secret state) and specs/ live under it (default: the current "
+                     "directory)",
+    "CODE3_HOME": "where keys and secrets live, outside any work tree: keys/ (identities) and projects/<key>/ "
+                  "(each project's serve token, webhook secret and annotations' key) (default: "
+                  "$XDG_CONFIG_HOME/code3, else ~/.config/code3)",
     "CODE3_IDENTITY": "name of the key in the keystore that signs as this server (default: default)",
-    "CODE3_KEYSTORE": "directory of named keys (default: <project>/.code3/keys)",
+    "CODE3_KEYSTORE": "directory of named keys (default: CODE3_HOME/keys)",
     "CODE3_WORKSPACE": "where forks are cloned for work (default: <project>/.code3/workspaces/<identity>)",
     "CODE3_FORGE": "local (the embedded forge, default) or github",
     "CODE3_CHAIN": "local (the embedded ledger, default) or aptos",
@@ -29,9 +34,9 @@ VARIABLES = {
     "CODE3_APTOS_ASSET_METADATA": "with CODE3_CHAIN=aptos: metadata object address of the escrowed asset (USDT)",
     "CODE3_DATABASE_URL": "postgresql://user:pass@host:port/db[?schema=s] for the event store "
                           "(default: SQLite at <project>/.code3/events.sqlite)",
-    "CODE3_RESOLVER": "name of the keystore key whose address the embedded ledger records as the resolver "
-                      "(the account that reports merges) when it is first created (default: default, created "
-                      "on demand)",
+    "CODE3_RESOLVER": "embedded ledger: name of the keystore key recorded as the resolver (the account that "
+                      "reports merges) by the first `code3 serve` or `code3 worker` on a ledger that has none "
+                      "(default: that process's own identity, CODE3_IDENTITY)",
     "CODE3_COOLING_PERIOD": "seconds between merge and claim on a new local ledger "
                             f"(default: {DEFAULT_COOLING_PERIOD})",
     "CODE3_ASSET": "default asset symbol (default: USDT)",
@@ -53,12 +58,13 @@ VARIABLES = {
                        "sources or the SDK change, so a start-up need not import every tool family "
                        "(default: $XDG_CACHE_HOME/code3, else ~/.cache/code3; off: build it at every start)",
     "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
-                         "16 characters (default: generated once into <project>/.code3/serve_token; never logged)",
+                         "16 characters (default: generated once into CODE3_HOME/projects/<key>/serve_token; "
+                         "never logged)",
     "CODE3_LOOM_SHARE_INTERNAL": "ai-loom: 1/true/yes/on to answer `internal` annotations' comments over MCP and "
                                  "REST and stitch them; off by default (their comments are null and stitch leaves "
                                  "them out); `secret` ones never leave whatever this says",
     "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
-                             "(default: generated once into <project>/.code3/webhook_secret)",
+                             "(default: generated once into CODE3_HOME/projects/<key>/webhook_secret)",
 }
 
 
@@ -66,13 +72,14 @@ VARIABLES = {
 class Settings:
     project: Path
     identity: str = "default"
+    home: Path | None = None  # CODE3_HOME; None: from the environment when asked (adapters.home.code3_home)
     keystore: Path | None = None
     workspace: Path | None = None
     forge: str = "local"
     chain: str = "local"
     database_url: str | None = None
     cooling_period: int = DEFAULT_COOLING_PERIOD
-    resolver: str = "default"
+    resolver: str | None = None  # None: the identity of the serve or worker that first opens the ledger
     asset: str = "USDT"
     log_level: str = "WARNING"
     webhook_secret: str | None = field(default=None, repr=False)
@@ -99,8 +106,26 @@ class Settings:
         return self.project / ".code3"
 
     @property
+    def home_dir(self) -> Path:
+        """CODE3_HOME: keys and secrets, outside any work tree."""
+        return self.home or code3_home()
+
+    @property
     def keystore_dir(self) -> Path:
-        return self.keystore or self.state_dir / "keys"
+        return self.keystore or self.home_dir / "keys"
+
+    @property
+    def secrets_dir(self) -> Path:
+        """This project's secrets (serve token, webhook secret, annotations' key): CODE3_HOME/projects/<key>/."""
+        from adapters.home import project_secrets_dir
+
+        return project_secrets_dir(self.project, self.home_dir)
+
+    @property
+    def resolver_name(self) -> str:
+        """The key a merge-reporting process records as the embedded ledger's resolver: CODE3_RESOLVER, else
+        its own identity."""
+        return self.resolver or self.identity
 
     @property
     def workspace_dir(self) -> Path:
@@ -113,13 +138,14 @@ class Settings:
         values: dict[str, object] = {
             "project": project,
             "identity": e.get("CODE3_IDENTITY", "default"),
-            "keystore": Path(e["CODE3_KEYSTORE"]) if e.get("CODE3_KEYSTORE") else None,
+            "home": code3_home(e),
+            "keystore": Path(e["CODE3_KEYSTORE"]).expanduser().resolve() if e.get("CODE3_KEYSTORE") else None,
             "workspace": Path(e["CODE3_WORKSPACE"]) if e.get("CODE3_WORKSPACE") else None,
             "forge": e.get("CODE3_FORGE", "local"),
             "chain": e.get("CODE3_CHAIN", "local"),
             "database_url": e.get("CODE3_DATABASE_URL") or None,
             "cooling_period": int(e.get("CODE3_COOLING_PERIOD", DEFAULT_COOLING_PERIOD)),
-            "resolver": e.get("CODE3_RESOLVER") or "default",
+            "resolver": e.get("CODE3_RESOLVER") or None,
             "asset": e.get("CODE3_ASSET", "USDT"),
             "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
             "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,

@@ -17,6 +17,7 @@ from adapters.offline_writer import OfflineWriter
 from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.secret_box import SecretBox
 from adapters.sql import open_db
+from adapters.state_guard import guard_project
 from code3.settings import Settings
 from domain.errors import Code, Code3Error
 from mcp_tools.services import Services
@@ -28,17 +29,38 @@ FORGES = ("local", "github")
 CHAINS = ("local", "aptos")
 
 
+def guard(settings: Settings) -> None:
+    """Refuse a project whose `.code3/` a repository could have planted (adapters.state_guard)."""
+    guard_project(settings.project)
+
+
 def ledger(settings: Settings) -> LocalLedger:
-    """The embedded ledger itself (for its faucet and clock), whatever chain the services use. A new ledger
-    records the key named by CODE3_RESOLVER (created on demand) as the resolver that reports merges."""
-    found = LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
-    if found.config().resolver is None:
-        found.initialize_roles(identity(settings, settings.resolver).address)
-    return found
+    """The embedded ledger itself (for its faucet and clock), whatever chain the services use. Opening it
+    creates no key: the resolver is recorded by the first process that reports merges (`record_resolver`)."""
+    guard(settings)
+    return LocalLedger(settings.state_dir / "ledger.sqlite", cooling_period=settings.cooling_period)
+
+
+def record_resolver(settings: Settings) -> None:
+    """`code3 serve` and `code3 worker` report merges: on an embedded ledger that has no resolver yet, record
+    CODE3_RESOLVER's key, else this process's own identity (one rule: the resolver is serve's identity)."""
+    if settings.chain != "local":
+        return
+    found = ledger(settings)
+    try:
+        if found.config().resolver is None:
+            name = settings.resolver_name
+            own = name == settings.identity  # its own key is created on demand; another one must exist
+            signer = identity(settings, name) if own else Keystore(settings.keystore_dir).load(name)
+            found.initialize_roles(signer.address)
+    finally:
+        found.close()
 
 
 def local_forge(settings: Settings, actor: str) -> LocalForge:
-    return LocalForge(settings.state_dir / "forge", actor=actor)
+    """The embedded forge; its hooks' secrets are kept with the project's secrets, outside the work tree."""
+    guard(settings)
+    return LocalForge(settings.state_dir / "forge", actor=actor, secrets=settings.secrets_dir / "forge_hooks")
 
 
 def chain(settings: Settings) -> Chain:
@@ -140,6 +162,7 @@ def spec_writer(model: LLM | None, templates: Path | None = None, project: Path 
 
 
 def build_services(settings: Settings) -> Services:
+    guard(settings)
     model = llm(settings)
     return Services(
         store=open_store(settings.project, settings.database_url),
@@ -152,7 +175,7 @@ def build_services(settings: Settings) -> Services:
         workspace=settings.workspace_dir,
         views=open_db(settings.project, settings.database_url),
         asset=settings.asset,
-        sealer=SecretBox(settings.keystore_dir),  # secret annotations' key, created on the first seal
+        sealer=SecretBox(settings.secrets_dir),  # secret annotations' key, created on the first seal
         loom_share_internal=settings.loom_share_internal,
     )
 
@@ -173,13 +196,16 @@ def webhook_secret(settings: Settings) -> bytes:
     if settings.webhook_secret:
         register_secret(settings.webhook_secret)
         return settings.webhook_secret.encode()
-    # 0600 in the 0700 state directory, written once (atomically: a racing process reads the same secret)
-    secret = read_or_create_private(settings.state_dir / "webhook_secret", secrets.token_hex(32).encode()).strip()
+    # 0600 in the project's 0700 secrets directory (CODE3_HOME), written once (a racing process reads the same)
+    secret = read_or_create_private(settings.secrets_dir / "webhook_secret", secrets.token_hex(32).encode()).strip()
     register_secret(secret)
     return secret
 
 
-def ensure_identity(settings: Settings) -> None:
-    """On the embedded default, a server started in an empty directory creates its key instead of failing."""
+def ensure_identity(settings: Settings, reports_merges: bool = False) -> None:
+    """On the embedded default, a server started in an empty directory creates its key instead of failing;
+    `reports_merges` (serve, worker): also record the ledger's resolver if it has none (`record_resolver`)."""
     if settings.chain == "local":
         identity(settings, settings.identity)
+        if reports_merges:
+            record_resolver(settings)

@@ -8,6 +8,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
+# keys and secrets go to a CODE3_HOME of the check's own: the user's ~/.config/code3 is never read or written
+export CODE3_HOME="$WORK/home"
 
 "$ROOT/.venv/bin/python" -m pip wheel -q --no-deps -w "$WORK/dist" "$ROOT" >/dev/null
 "$PYTHON" -m venv "$WORK/venv"

@@ -131,6 +131,30 @@ def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ["CODE3_CACHE_DIR"] = before
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_code3_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A CODE3_HOME for what runs before a test's own (module- and session-scoped fixtures): never ~/.config."""
+    before = os.environ.get("CODE3_HOME")
+    home = tmp_path_factory.mktemp("code3-session-home")
+    home.chmod(0o700)
+    os.environ["CODE3_HOME"] = str(home)
+    yield
+    if before is None:
+        os.environ.pop("CODE3_HOME", None)
+    else:
+        os.environ["CODE3_HOME"] = before
+
+
+@pytest.fixture(autouse=True)
+def code3_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own CODE3_HOME (keys and per-project secrets), outside its project: set in the environment,
+    so `code3` subprocesses the test starts use it too, and no test ever reads or writes ~/.config/code3."""
+    home = tmp_path_factory.mktemp("code3-home")
+    home.chmod(0o700)
+    monkeypatch.setenv("CODE3_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def world(tmp_path: Path, database_url: str | None, stack: Stack) -> Iterator[World]:
     keystore = Keystore(Settings(project=tmp_path).keystore_dir)

@@ -23,6 +23,7 @@ from eventsourcing.persistence import IntegrityError
 from pydantic import Field
 
 from adapters.event_store import Change
+from adapters.home import project_secrets_dir
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.private_files import read_or_create_private
 from adapters.redact import redact
@@ -57,7 +58,7 @@ AnnId = Annotated[str, Field(description="an annotation id (ann_…)", max_lengt
 def _sealer(s: Services) -> Sealer:
     """The wiring's sealer (a SecretBox in the keystore); one in the default keystore for hand-built services."""
     if s.sealer is None:
-        s.sealer = SecretBox(s.project / ".code3" / "keys")
+        s.sealer = SecretBox(project_secrets_dir(s.project))
     box = s.sealer
     return box if isinstance(box, CredentialSealer) else CredentialSealer(box)  # credentials sealed too
 

@@ -34,7 +34,8 @@ ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
 def env(root: Path, **extra: str) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": str(root), "CODE3_PROJECT": str(root),
+    return {"PATH": os.environ.get("PATH", ""), "CODE3_HOME": f"{root}-home",  # the module's project's own
+            "HOME": str(root), "CODE3_PROJECT": str(root),
             "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **extra}
 
 

@@ -38,7 +38,8 @@ SEED_SCHEMAS = {
 
 
 def env(root: Path) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "CODE3_PROJECT": str(root), "CODE3_NEXUS_POLL_S": "0.1",
+    return {"PATH": os.environ.get("PATH", ""), "CODE3_HOME": os.environ["CODE3_HOME"],
+            "CODE3_PROJECT": str(root), "CODE3_NEXUS_POLL_S": "0.1",
             "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from code3.settings import Settings
 from mcp_tools.http_app import serve_token
 from tests.e2e.test_protocol_errors import INITIALIZE, LEGACY, MODERN, TOKEN, HttpServer, messages, request
 
@@ -65,7 +66,8 @@ def test_serve_generates_a_private_token_and_says_where_it_is_not_what_it_is(tmp
     serve = Serve(tmp_path)
     try:
         token_file = Path(serve.ready["token_file"])
-        assert token_file == tmp_path / ".code3" / "serve_token"
+        assert token_file == Settings(project=tmp_path).secrets_dir / "serve_token"  # in CODE3_HOME, not the project
+        assert not (tmp_path / ".code3" / "serve_token").exists()
         token = token_file.read_text().strip()
         assert len(token) >= 32
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
@@ -115,7 +117,7 @@ def test_a_configured_token_is_used_and_a_short_one_refused(tmp_path: Path) -> N
     serve = Serve(tmp_path, env={"CODE3_SERVE_TOKEN": configured})
     try:
         assert serve.ready.get("token_from") == "CODE3_SERVE_TOKEN" and "token_file" not in serve.ready
-        assert not (tmp_path / ".code3" / "serve_token").exists()
+        assert not (Settings(project=tmp_path).secrets_dir / "serve_token").exists()
         assert post_initialize(serve.url, {"Authorization": f"Bearer {configured}"}).status_code == 200
         assert post_initialize(serve.url, {"Authorization": "Bearer something-else-entirely"}).status_code == 401
     finally:
@@ -124,16 +126,21 @@ def test_a_configured_token_is_used_and_a_short_one_refused(tmp_path: Path) -> N
     short = subprocess.run([sys.executable, "-m", "code3", "serve", "--port", "0", "--project", str(tmp_path)],
                            env={**os.environ, "CODE3_SERVE_TOKEN": "short"}, capture_output=True, text=True,
                            timeout=60)
-    assert short.returncode == 2 and "CODE3_SERVE_TOKEN" in short.stderr
+    assert short.returncode == 1 and "CODE3_SERVE_TOKEN" in short.stderr  # the one CLI style: a code and a hint
+    assert "code3: E_PRECONDITION: code3 serve: " in short.stderr and "\n  hint: " in short.stderr
 
 
-def test_the_token_file_is_written_once_even_by_racing_starts(tmp_path: Path) -> None:
-    state = tmp_path / ".code3"
+def test_the_token_file_is_written_once_and_a_loosened_one_refused(tmp_path: Path) -> None:
+    from domain.errors import Code3Error
+
+    state = tmp_path / "secrets"
     tokens = {serve_token(state)[0] for _ in range(5)}
     assert len(tokens) == 1
     (state / "serve_token").chmod(0o644)
-    serve_token(state)
-    assert stat.S_IMODE((state / "serve_token").stat().st_mode) == 0o600, "a loosened file is tightened"
+    with pytest.raises(Code3Error, match="mode 644") as refused:
+        serve_token(state)
+    assert "chmod 600" in refused.value.hint
+    assert stat.S_IMODE((state / "serve_token").stat().st_mode) == 0o644, "never silently tightened"
 
 
 def test_the_token_is_scrubbed_from_log_lines_and_messages(tmp_path: Path) -> None:

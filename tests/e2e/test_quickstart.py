@@ -78,17 +78,20 @@ def test_the_readme_quick_start_publishes_the_seeds_bounty_from_a_fresh_git_repo
     config = json.loads((project / ".mcp.json").read_text())
     server = config["mcpServers"]["code3"]
     assert server["env"]["CODE3_PROJECT"] == str(project)
-    assert ".code3/" in (project / ".gitignore").read_text().splitlines(), "keys must never be committed"
+    assert "/.code3/" in (project / ".git" / "info" / "exclude").read_text().splitlines(), "state is never committed"
+    assert not (project / ".gitignore").exists(), "init leaves the tracked files alone"
+    keys = tmp_path / ".config" / "code3" / "keys"  # CODE3_HOME's default under HOME: outside the work tree
+    assert [p.name for p in keys.iterdir()] == ["default.key"] and not (project / ".code3" / "keys").exists()
     assert "acme/todo-app" in ran.stdout
 
-    published = asyncio.run(_publish_through(server, project))
+    published = asyncio.run(_publish_through(server, project, home=tmp_path))
     assert published["success"] is True and published["issue"]["number"] == 1
     assert published["issue"]["url"].endswith("/acme/todo-app/issues/1")
 
 
-async def _publish_through(server: dict[str, Any], project: Path) -> dict[str, Any]:
+async def _publish_through(server: dict[str, Any], project: Path, home: Path) -> dict[str, Any]:
     params = StdioServerParameters(command=server["command"], args=server["args"],
-                                   env={**server["env"], "PATH": os.environ["PATH"]}, cwd=project)
+                                   env={**server["env"], "PATH": os.environ["PATH"], "HOME": str(home)}, cwd=project)
     async with Client(params) as client:
         spec = await client.call_tool("spec_mcp.specify", {"feature_description": "Web AI agent project management"})
         assert not spec.is_error, spec.content
@@ -124,14 +127,15 @@ def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]
 
 
 def test_a_fresh_project_specifies_without_an_identity_and_the_first_signing_tool_creates_it(tmp_path: Path) -> None:
-    env = {"PATH": os.environ["PATH"], "CODE3_PROJECT": str(tmp_path)}
+    env = {"PATH": os.environ["PATH"], "CODE3_PROJECT": str(tmp_path), "CODE3_HOME": os.environ["CODE3_HOME"]}
     from code3.settings import Settings
     from code3.wiring import local_forge
 
     forge = local_forge(Settings(project=tmp_path), "default")
     forge.create_repo("default/app")  # so that publish reaches the chain, the first step that signs
     forge.close()
-    assert not (tmp_path / ".code3" / "keys").exists()
+    keys = Settings(project=tmp_path).keystore_dir
+    assert not keys.exists()
     proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"), "-m", "code3", "mcp"], cwd=tmp_path, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -143,7 +147,7 @@ def test_a_fresh_project_specifies_without_an_identity_and_the_first_signing_too
             "feature_description": "Web AI agent project management"}}})
         assert specified is not None and specified["result"].get("isError") is not True, specified
         assert specified["result"]["structuredContent"]["feature_id"] == "001-web-ai-agent"
-        key_after_specify = bool(list((tmp_path / ".code3" / "keys").glob("default.*")))
+        assert not keys.exists(), "specify signs nothing: no key is created"
         published = _rpc(proc, {**call, "id": 3, "params": {"name": "spec_mcp.publish_issue_with_metadata",
                                                             "arguments": {
             "repo": "default/app", "feature_id": "001-web-ai-agent", "spec_path": "specs/001-web-ai-agent/spec.md",
@@ -155,7 +159,6 @@ def test_a_fresh_project_specifies_without_an_identity_and_the_first_signing_too
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
-    assert list((tmp_path / ".code3" / "keys").glob("default.*")), "the first signing tool created the key"
-    # created on first use (by the tool that signs, or as the new embedded ledger's resolver): stderr says so
-    assert err.count("created the identity 'default'") == 1, err
-    print(f"the key existed after specify: {key_after_specify}")
+    assert [p.name for p in keys.iterdir()] == ["default.key"], "the first signing tool created the key"
+    assert not (tmp_path / ".code3" / "keys").exists(), "never in the work tree"
+    assert err.count("created the identity 'default'") == 1, err  # created on first use: stderr says so

@@ -278,7 +278,8 @@ def seed_project(tmp_path: Path) -> Path:
 
 
 def _server(project: Path, identity: str, profile: str) -> StdioServerParameters:
-    env = {"PATH": os.environ.get("PATH", ""), "CODE3_PROJECT": str(project), "CODE3_IDENTITY": identity,
+    env = {"PATH": os.environ.get("PATH", ""), "CODE3_HOME": os.environ["CODE3_HOME"],
+           "CODE3_PROJECT": str(project), "CODE3_IDENTITY": identity,
            "CODE3_COOLING_PERIOD": str(COOLING)}
     return StdioServerParameters(command=sys.executable, args=["-m", "code3", "mcp", "--profile", profile],
                                  env=env, cwd=project)
@@ -291,7 +292,7 @@ def _operator_before(row: Row, project: Path, run: Run) -> None:
     """What the webhook and time do between the seed's calls: the merge before the claim."""
     if row.seed != "C.7":
         return
-    from code3.wiring import build_services, local_forge
+    from code3.wiring import build_services, local_forge, record_resolver
     from mcp_tools.lifecycle import settle
 
     settings = Settings(project=project, cooling_period=COOLING)
@@ -301,6 +302,7 @@ def _operator_before(row: Row, project: Path, run: Run) -> None:
         forge.merge_pr(pr_url)
     finally:
         forge.close()
+    record_resolver(settings)  # as `code3 serve`, which receives the webhook, does: the sponsor serves here
     services = build_services(settings)
     try:
         settle.mark_merged(services, pr_url, delivery_id="seed-examples-merge")

@@ -58,7 +58,8 @@ class Project:
         return Settings(project=self.root, identity=identity, **self.stack.settings(identity))
 
     def env(self, identity: str) -> dict[str, str]:
-        return {"PATH": os.environ.get("PATH", ""), "CODE3_PROJECT": str(self.root), "CODE3_IDENTITY": identity,
+        return {"PATH": os.environ.get("PATH", ""), "CODE3_HOME": os.environ["CODE3_HOME"],
+                "CODE3_PROJECT": str(self.root), "CODE3_IDENTITY": identity,
                 "CODE3_COOLING_PERIOD": str(COOLING), **self.stack.env(identity)}
 
     def server(self, identity: str, profile: str = "all") -> StdioServerParameters:

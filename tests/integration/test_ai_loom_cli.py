@@ -18,7 +18,7 @@ from tests.integration.test_ai_loom_tools import SECRET, SOURCE
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    Keystore(tmp_path / ".code3" / "keys").new("alice")
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text(SOURCE)
     (tmp_path / "src" / "db.py").write_text(f"PASSWORD = '{SECRET}'\nUSER = 'app'\n")

@@ -27,7 +27,7 @@ from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
 
 @pytest.fixture
 def s(tmp_path: Path) -> Iterator[Services]:
-    Keystore(tmp_path / ".code3" / "keys").new("alice")
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text(SOURCE)
     services = build_services(Settings(project=tmp_path, identity="alice"))

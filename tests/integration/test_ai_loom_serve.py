@@ -1,6 +1,6 @@
 """ai-loom on `code3 serve`'s app (in process): the REST twins mounted under /api behind the serve token,
 sharing the tools' Runtime; the server settings the handlers read (CODE3_LOOM_SHARE_INTERNAL, the sealer
-in the configured keystore)."""
+with the project's secrets in CODE3_HOME)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def project(root: Path) -> Path:
-    Keystore(root / ".code3" / "keys").new("alice")
+    Keystore(Settings(project=root).keystore_dir).new("alice")
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text(SOURCE)
     return root
@@ -118,12 +118,15 @@ def test_internal_annotations_are_shared_only_when_the_server_says_so(tmp_path: 
             s.close()
 
 
-def test_the_sealer_lives_in_the_configured_keystore(tmp_path: Path) -> None:
+def test_the_sealer_lives_with_the_projects_secrets_in_code3_home(tmp_path: Path) -> None:
     root = project(tmp_path / "p")
-    keys = tmp_path / "elsewhere" / "keys"
-    s = build_services(Settings.from_env({"CODE3_KEYSTORE": str(keys)}, project=root, identity="alice"))
+    home = tmp_path / "elsewhere"
+    settings = Settings.from_env({"CODE3_HOME": str(home)}, project=root, identity="alice")
+    keys = settings.secrets_dir
+    s = build_services(settings)
     try:
         assert isinstance(s.sealer, SecretBox) and s.sealer.path == keys / KEY_FILE
+        assert keys.is_relative_to(home) and not keys.is_relative_to(root)
         (root / "src" / "db.py").write_text(f"PASSWORD = '{SECRET}'\n")
         made = ok(call(s, "ai-loom.annotate", {"filePath": "src/db.py", "startLine": 1, "endLine": 1,
                                               "comment": f"rotate {SECRET}", "sensitivity": "secret"}))

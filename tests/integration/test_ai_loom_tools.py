@@ -31,7 +31,7 @@ SECRET = "the-db-password-is-hunter2"
 
 @pytest.fixture
 def s(tmp_path: Path, database_url: str | None) -> Iterator[Services]:
-    Keystore(tmp_path / ".code3" / "keys").new("alice")
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text(SOURCE)
     services = build_services(Settings(project=tmp_path, identity="alice", database_url=database_url))

@@ -22,7 +22,7 @@ from tests.integration.test_ai_loom_tools import SOURCE
 
 @pytest.fixture
 def worker(tmp_path: Path) -> Iterator[Worker]:
-    Keystore(tmp_path / ".code3" / "keys").new("alice")
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text(SOURCE)
     (tmp_path / "src" / "other.py").write_text(SOURCE)

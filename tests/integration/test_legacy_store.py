@@ -21,8 +21,10 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "legacy_store" / "e
 
 
 def test_every_aggregate_of_a_store_written_before_the_refactor_loads(tmp_path: Path) -> None:
-    (tmp_path / ".code3").mkdir()
+    (tmp_path / ".code3").mkdir(mode=0o700)  # owner-only, as Code3 made it (a looser state is refused)
     shutil.copy(FIXTURE, tmp_path / ".code3" / "events.sqlite")
+    (tmp_path / ".code3").chmod(0o700)
+    (tmp_path / ".code3" / "events.sqlite").chmod(0o600)
     store = open_store(tmp_path)
     try:
         ids = {event.originator_id for _, event in iter_log(store)}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.keystore import Keystore
+from code3.settings import Settings
 from tests.fakes.anthropic_server import FakeAnthropic
 
 pytestmark = pytest.mark.e2e
@@ -43,7 +44,7 @@ def project(tmp_path: Path) -> Path:
     for rel, text in SOURCE.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    Keystore(root / ".code3" / "keys").get_or_create("default")  # who generated a spec, in its events
+    Keystore(Settings(project=root).keystore_dir).get_or_create("default")  # who generated a spec, in its events
     return root
 
 
@@ -265,7 +266,7 @@ def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
     (project / "src" / "auth").mkdir(parents=True)
     (project / "src" / "auth" / "login.py").write_text('def login(user: str, password: str) -> bool:\n'
                                                        '    """Check the password."""\n    return bool(password)\n')
-    Keystore(project / ".code3" / "keys").get_or_create("default")
+    Keystore(Settings(project=project).keystore_dir).get_or_create("default")
     for line in block.group(1).splitlines():
         command = shlex.split(line.split("#", 1)[0])
         assert command[0] == "code3", line

@@ -1,5 +1,6 @@
 """Secrets at rest: after a whole lifecycle every state file is 0600 and every state directory 0700 (whatever
-the umask), and no key, token or webhook secret is in any SQLite table (nor anywhere in the files' bytes)."""
+the umask), keys and secrets are in CODE3_HOME (never in the work tree), and no key, token or webhook secret
+is in any SQLite table (nor anywhere in the project state's bytes)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import pytest
 
 from adapters.keystore import Keystore
 from adapters.local_forge import LocalForge
-from adapters.private_files import loose_modes, private_file, read_or_create_private
+from adapters.private_files import loose_modes, private_dir, private_file, read_or_create_private
 from code3.doctor import diagnose, report
-from code3.wiring import webhook_secret
+from code3.wiring import local_forge, webhook_secret
 from mcp_tools.lifecycle import settle, work
 from tests.conftest import REPO, STACKS, World
 from tests.integration.test_lifecycle import submit_work
@@ -86,7 +87,7 @@ def test_after_a_lifecycle_state_is_private_and_no_table_holds_a_secret(world: W
     full_lifecycle(w)
     secret = webhook_secret(w.settings("alice")).decode()  # what `code3 serve` does first
     if w.stack.kind == "local":  # then, on the embedded forge, it registers a signed hook
-        forge = LocalForge(w.project / ".code3" / "forge", actor="alice")
+        forge = local_forge(w.settings("alice"), "alice")
         forge.add_hook("http://127.0.0.1:9/webhooks/github", secret)
         forge.close()
     for services in w.people.values():
@@ -96,9 +97,13 @@ def test_after_a_lifecycle_state_is_private_and_no_table_holds_a_secret(world: W
     state = w.project / ".code3"
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     assert loose_modes(state, limit=50) == [], "every state file 0600, every state directory 0700"
-    keys = state / "keys"
+    assert not (state / "keys").exists() and not (state / "webhook_secret").exists(), "no secret in the work tree"
+    home = w.settings("alice").home_dir
+    keys, own = w.settings("alice").keystore_dir, w.settings("alice").secrets_dir
+    assert keys.is_relative_to(home) and own.is_relative_to(home) and not home.is_relative_to(w.project)
     assert {stat.S_IMODE(p.stat().st_mode) for p in keys.iterdir()} == {0o600}
-    assert stat.S_IMODE((state / "webhook_secret").stat().st_mode) == 0o600
+    assert stat.S_IMODE((own / "webhook_secret").stat().st_mode) == 0o600
+    assert loose_modes(home, limit=50) == [], "CODE3_HOME is owner-only too"
     for db in (state / "events.sqlite", state / "events.sqlite-wal", state / "events.sqlite-shm"):
         if db.exists():
             assert stat.S_IMODE(db.stat().st_mode) == 0o600, db
@@ -118,49 +123,58 @@ def test_after_a_lifecycle_state_is_private_and_no_table_holds_a_secret(world: W
     for table, text in rows:
         for secret in secrets:
             assert secret not in text, f"a secret sits in table {table}"
-    for path in state.rglob("*"):  # nor in the raw bytes (freed pages, the WAL) of any file but its own
-        if path.is_file() and path.parent.name not in ("keys", "hook_secrets") and path.name != "webhook_secret":
+    for path in state.rglob("*"):  # nor in the raw bytes (freed pages, the WAL) of any file of the project
+        if path.is_file():
             data = path.read_bytes()
             for secret in secrets:
                 assert secret.encode() not in data, f"a secret sits in {path.relative_to(state)}"
 
 
 def test_a_forge_file_with_secrets_in_its_table_is_migrated_to_a_private_file(tmp_path: Path) -> None:
-    root = tmp_path / ".code3" / "forge"
-    root.mkdir(parents=True)
+    root = private_dir(tmp_path / ".code3" / "forge")  # as an older Code3 made it: 0700
     db = sqlite3.connect(root / "forge.sqlite")
     db.execute("CREATE TABLE hooks (url TEXT PRIMARY KEY, secret TEXT NOT NULL)")
     db.execute("INSERT INTO hooks VALUES ('http://127.0.0.1:9/hook', 'old-secret-0123456789abcdef')")
     db.commit()
     db.close()
+    (root / "forge.sqlite").chmod(0o600)
 
-    forge = LocalForge(root, actor="alice")
+    forge = LocalForge(root, actor="alice", secrets=tmp_path / "home" / "forge_hooks")
     forge.close()
     rows = list(table_texts(root / "forge.sqlite"))
     assert ("hooks", "http://127.0.0.1:9/hook " + rows[0][1].split(" ")[1]) in rows
     assert not any("old-secret" in text for _, text in rows)
     assert b"old-secret" not in (root / "forge.sqlite").read_bytes(), "the freed page was wiped"
-    [secret_file] = (root / "hook_secrets").iterdir()
+    assert not (root / "hook_secrets").exists(), "the secrets go outside the work tree"
+    [secret_file] = (tmp_path / "home" / "forge_hooks").iterdir()
     assert secret_file.read_text() == "old-secret-0123456789abcdef"
     assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
     assert stat.S_IMODE((root / "forge.sqlite").stat().st_mode) == 0o600
 
 
-def test_loose_state_from_an_older_version_is_reported_by_doctor_then_tightened(tmp_path: Path) -> None:
-    keystore = Keystore(tmp_path / ".code3" / "keys")
-    keystore.new("alice")
-    os.chmod(tmp_path / ".code3", 0o755)
-    os.chmod(tmp_path / ".code3" / "keys", 0o755)
-    os.chmod(tmp_path / ".code3" / "keys" / "alice.key", 0o644)
-
+def test_loose_state_is_reported_by_doctor_and_refused_never_silently_tightened(tmp_path: Path) -> None:
     from code3.settings import Settings
+    from code3.wiring import build_services
 
-    checks = diagnose(Settings(project=tmp_path, identity="alice"))
+    settings = Settings(project=tmp_path, identity="alice")
+    Keystore(settings.keystore_dir).new("alice")
+    build_services(settings).close()
+    os.chmod(tmp_path / ".code3", 0o755)
+    os.chmod(settings.keystore_dir / "alice.key", 0o644)
+
+    checks = diagnose(settings)
     modes = next(c for c in checks if c.name == "file modes")
     assert not modes.ok and "alice.key (644)" in modes.detail and "chmod" in modes.hint, report(checks)
-    assert loose_modes(tmp_path / ".code3") == [], "opening the state (as doctor's probes did) tightened it"
-    again = next(c for c in diagnose(Settings(project=tmp_path, identity="alice")) if c.name == "file modes")
-    assert again.ok, again.detail
+    identity = next(c for c in checks if c.name == "identity")
+    assert not identity.ok and "chmod 600" in identity.hint, report(checks)
+    assert {p for p, _ in loose_modes(tmp_path / ".code3", settings.keystore_dir)} == {
+        tmp_path / ".code3", settings.keystore_dir / "alice.key"}, "nothing was tightened behind the user's back"
+    with pytest.raises(Exception, match="its mode 755 lets group or others"):
+        build_services(settings)
+    os.chmod(tmp_path / ".code3", 0o700)
+    os.chmod(settings.keystore_dir / "alice.key", 0o600)
+    again = diagnose(settings)
+    assert all(c.ok for c in again if c.name in ("file modes", "identity")), report(again)
 
 
 def test_private_files_ignore_the_umask_and_racing_writers_agree(tmp_path: Path) -> None:

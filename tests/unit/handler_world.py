@@ -14,6 +14,7 @@ from adapters.keystore import Keystore
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
 from adapters.sql import SqlDb
+from code3.settings import Settings
 from mcp_tools.services import Services
 from tests.fakes.memory_forge import ForgeState, MemoryForge
 
@@ -28,7 +29,7 @@ class MemoryWorld:
         self.ledger = LocalLedger(Path(":memory:"), cooling_period=100)
         self.forge_state = ForgeState()
         self.views = SqlDb.sqlite(Path(":memory:"))
-        self.keys = Keystore(project / ".code3" / "keys")
+        self.keys = Keystore(Settings(project=project).keystore_dir)
         self.people: dict[str, Services] = {}
         for name in ("alice", "bob", "carol"):
             self.keys.new(name)

@@ -395,12 +395,18 @@ def test_another_key_or_a_damaged_text_does_not_open_and_says_nothing_of_it(tmp_
         assert caught.value.code.value == "E_PRECONDITION" and SECRET not in str(caught.value.as_dict())
 
 
-def test_a_loose_key_file_is_tightened_and_a_damaged_one_refused(tmp_path: Path) -> None:
+def test_a_loose_linked_or_damaged_key_file_is_refused_never_adopted(tmp_path: Path) -> None:
     box = SecretBox(tmp_path)
     box.seal("x")
     os.chmod(box.path, 0o644)
+    assert code(lambda: SecretBox(tmp_path).seal("y")) == "E_PRECONDITION"
+    assert stat.S_IMODE(box.path.stat().st_mode) == 0o644, "a loose key is refused, not silently tightened"
+    os.chmod(box.path, 0o600)
     assert SecretBox(tmp_path).open(box.seal("y")) == "y"
-    assert stat.S_IMODE(box.path.stat().st_mode) == 0o600
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "annotations.aead.key").symlink_to(box.path)
+    assert code(lambda: SecretBox(planted).seal("z")) == "E_PRECONDITION"
     box.path.write_bytes(b"short")
     assert code(lambda: SecretBox(tmp_path).seal("z")) == "E_PRECONDITION"
 

@@ -275,6 +275,7 @@ def test_a_ledger_file_from_before_u64_amounts_and_per_sponsor_hashes_is_migrate
             CREATE TABLE bounties (bounty_id INTEGER PRIMARY KEY, issue_hash TEXT NOT NULL UNIQUE, state TEXT NOT NULL);
         """)
         db.execute("INSERT INTO bounties VALUES (1, 'h', ?)", (json.dumps(old),))
+    path.chmod(0o600)  # as Code3 wrote it (owner-only since issue 9; a looser one is refused)
     ledger = LocalLedger(path)
     assert ledger.balance("0xa", "USDT") == 93 and ledger.balance(ESCROW, "USDT") == 7
     state = ledger.get_bounty("1")

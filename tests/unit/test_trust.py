@@ -59,7 +59,7 @@ def test_open_pr_refuses_a_branch_that_is_a_path(w: MemoryWorld) -> None:
 def test_publish_never_reads_a_key_a_state_file_or_a_symlink_out_of_the_project(w: MemoryWorld,
                                                                                 spec_path: str) -> None:
     (w.project / "specs").mkdir(exist_ok=True)
-    os.symlink(w.project / ".code3" / "keys" / "bob.key", w.project / "specs" / "link.md")
+    os.symlink(w.keys.directory / "bob.key", w.project / "specs" / "link.md")  # the real key, in CODE3_HOME
     code = _refused(w, _publish(w, spec_path=spec_path))
     assert code in (Code.UNAUTHORIZED, Code.VALIDATION)
 

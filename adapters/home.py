@@ -1,0 +1,39 @@
+"""Where Code3 keeps what must never be inside a work tree: `CODE3_HOME` (keys and per-project secrets).
+
+A repository's author controls everything under its work tree, so identity keys, the serve token, the
+webhook secret and the key that seals `secret` annotations live in the user's configuration directory,
+as `~/.config/solana` or Foundry's keystores do: `CODE3_HOME`, by default `$XDG_CONFIG_HOME/code3`, else
+`~/.config/code3`. Keys are in `keys/`; each project's secrets in `projects/<key>/`, the key derived
+from the project's resolved path (moving a project means moving that directory, or re-creating them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def code3_home(env: Mapping[str, str] | None = None) -> Path:
+    """CODE3_HOME, else $XDG_CONFIG_HOME/code3, else ~/.config/code3 (resolved: no link is followed later)."""
+    e = os.environ if env is None else env
+    if e.get("CODE3_HOME"):
+        return Path(e["CODE3_HOME"]).expanduser().resolve()
+    if e.get("XDG_CONFIG_HOME"):
+        return (Path(e["XDG_CONFIG_HOME"]).expanduser() / "code3").resolve()
+    home = e.get("HOME")
+    return ((Path(home) if home else Path.home()) / ".config" / "code3").resolve()
+
+
+def project_key(project: Path) -> str:
+    """A readable, collision-free directory name for a project: its name and a hash of its resolved path."""
+    resolved = str(Path(project).resolve())
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(resolved).name).strip("-.")[:40] or "project"
+    return f"{name}-{hashlib.sha256(resolved.encode('utf-8')).hexdigest()[:16]}"
+
+
+def project_secrets_dir(project: Path, home: Path | None = None) -> Path:
+    """`CODE3_HOME/projects/<key>/`: the serve token, the webhook secret and the annotations' key."""
+    return (home or code3_home()) / "projects" / project_key(project)
