@@ -60,6 +60,7 @@ def cmd_account(args: argparse.Namespace) -> int:
             print(f"{name}\t{keystore.load(name).address}")
     elif args.action == "fund":
         from code3.wiring import ledger
+        from domain.amounts import display
         from domain.values import parse_amount
 
         amount = parse_amount(args.amount)  # checked before anything is opened: a refusal writes nothing
@@ -70,8 +71,9 @@ def cmd_account(args: argparse.Namespace) -> int:
         address = args.target if re.fullmatch(r"0x[0-9a-f]{64}", args.target) else keystore.load(args.target).address
         name = None if address == args.target else args.target
         asset = args.asset or settings.asset
-        balance = ledger(settings).mint(signer.address, asset, amount)
-        print(json.dumps({"name": signer.name, "address": signer.address, "asset": asset, "balance": balance}))
+        balance = ledger(settings).mint(address, asset, amount)
+        print(json.dumps({"name": name, "address": address, "asset": asset, "balance": balance,
+                          "balance_display": display(balance, asset)}))
     elif args.action == "export":
         from adapters.key_export import export_key, passphrase
 
@@ -107,8 +109,18 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     if args.action == "advance":
         print(json.dumps({"now": chain.advance(args.seconds)}))
     else:
-        print(json.dumps({"now": chain.now(), "bounties": [b.to_dict() for b in chain.list_bounties()]}, indent=2))
+        print(json.dumps({"now": chain.now(), "bounties": [_readable(b.to_dict()) for b in chain.list_bounties()]},
+                         indent=2))
     return 0
+
+
+def _readable(bounty: dict[str, Any]) -> dict[str, Any]:
+    """A ledger bounty as people read it: mode and status by name, the amount's human value beside it."""
+    from domain.amounts import display
+    from domain.contract import Mode, Status
+
+    return {**bounty, "mode": Mode(bounty["mode"]).label, "status": Status(bounty["status"]).name.lower(),
+            "amount_display": display(bounty["amount"], bounty["asset"])}
 
 
 def cmd_forge(args: argparse.Namespace) -> int:
@@ -135,14 +147,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             token, _ = serve_token(_settings(args).secrets_dir, _settings(args).serve_token)
         except ValueError as exc:
-            print(f"code3 serve: {exc}", file=sys.stderr)
-            return 2
+            raise _serve_refused(str(exc)) from None
         print(token.decode())
         return 0
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.allow_remote:
-        print(f"code3 serve: refusing to bind {args.host}: the webhook and MCP endpoints would be reachable from "
-              "other machines. Pass --allow-remote if that is what you want.", file=sys.stderr)
-        return 2
+        raise _usage("serve", f"refusing to bind {args.host}: the webhook and MCP endpoints would be reachable "
+                     "from other machines", f"code3 serve --host {args.host} --allow-remote, if that is what you want")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"code3 serve: WARNING: listening on {args.host}, reachable beyond this machine", file=sys.stderr)
     settings = _settings(args)
@@ -303,8 +313,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from code3.doctor import diagnose, report
 
     checks = diagnose(_settings(args))
-    print(report(checks))
-    return 0 if all(c.ok for c in checks) else 1
+    if getattr(args, "json", False):
+        from dataclasses import asdict
+
+        print(json.dumps([asdict(c) for c in checks], indent=2))
+    else:
+        print(report(checks))
+    return 0 if all(c.ok for c in checks) else 1  # 1: a check failed (a finding); doctor's own failure is 2
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -313,12 +328,24 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_refused(problem: str) -> Exception:
+    from domain.errors import Code, Code3Error
+
+    return Code3Error(Code.PRECONDITION, f"code3 serve: {problem}",
+                      "fix the serve token as the message says (`code3 serve --print-token` shows the one in use)")
+
+
+class _UsageError(Exception):
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog, self.message = prog, message
+
+
 class _Parser(argparse.ArgumentParser):
-    """Bad arguments answer like every other refusal: one coded line and a hint, exit 2."""
+    """Bad arguments answer like every other refusal (code3/cli_errors.py): one coded line and a hint."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"code3: E_VALIDATION: {self.prog}: {message}\n  hint: see `{self.prog} --help`", file=sys.stderr)
-        raise SystemExit(2)
+        raise _UsageError(self.prog, message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -326,7 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default=None, help="stderr log level (default: CODE3_LOG_LEVEL or WARNING)")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
+
     def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=JSON_HELP)
         p.add_argument("--project", help="project root (default: CODE3_PROJECT or the current directory)")
         p.add_argument("--identity", help="keystore name to act as (default: CODE3_IDENTITY or 'default')")
         return p
@@ -422,25 +452,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Refusals of the caller's input (exit 2, like a usage error); other failures exit 1.
-_INPUT_CODES = frozenset({"E_VALIDATION", "E_NOT_FOUND", "E_EXISTS", "E_PRECONDITION", "E_UNAUTHORIZED"})
+JSON_HELP = "machine-readable output: a refusal is the error object {code, message, hint} as JSON on stdout"
 _NEEDS_TARGET = {("account", "new"): "NAME", ("account", "fund"): "NAME", ("account", "export"): "NAME",
                  ("account", "import"): "FILE", ("audit", "history"): "ID", ("audit", "export"): "FILE",
                  ("audit", "check"): "FILE"}
 
 
-def _refuse(code: str, message: str, hint: str) -> int:
-    from adapters.scrub import scrub
-
-    print(f"code3: {code}: {scrub(message)}\n  hint: {scrub(hint)}", file=sys.stderr)
-    return 2 if code in _INPUT_CODES else 1
-
-
 def main(argv: list[str] | None = None) -> int:
+    from code3.cli_errors import failure_status, refuse, status_for_argv
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error already printed by _Parser.error
+    except SystemExit as exc:  # --help
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    except _UsageError as exc:
+        return refuse("E_VALIDATION", f"{exc.prog}: {exc.message}", f"see `{exc.prog} --help`",
+                      status=status_for_argv(argv), as_json="--json" in argv)
+
+    def _refuse(code: str, message: str, hint: str) -> int:
+        return refuse(code, message, hint, status=failure_status(args.command, getattr(args, "action", None)),
+                      as_json=bool(getattr(args, "json", False)))
+
     from adapters.scrub import ScrubFilter
 
     level = (args.log_level or Settings.from_env().log_level).upper()

@@ -157,7 +157,9 @@ def init_project(settings: Settings, funds: int = DEFAULT_FUNDS, repo: str | Non
 
 
 def report(result: InitResult) -> str:
-    funds = (f"{result.balance} {result.asset} (smallest unit) on the embedded ledger"
+    from domain.amounts import with_units
+
+    funds = (f"{with_units(result.balance, result.asset)} on the embedded ledger"
              if result.balance is not None else "not funded (a real chain: fund the account from a wallet)")
     where = result.repo_url or "on GitHub (create it there if it does not exist)"
     return "\n".join([
@@ -174,6 +176,7 @@ def report(result: InitResult) -> str:
         ".mcp.json:",
         json.dumps({"mcpServers": {SERVER_NAME: result.server}}, indent=2),
         "",
-        f'Then ask the client: specify "…", publish it to {result.repo} with amount "1", asset "USDT", '
+        f'Then ask the client: specify "…", publish it to {result.repo} with amount "1000000" (1 USDT: amounts are '
+        'in the smallest unit), asset "USDT", '
         'network "testnet".',
     ])

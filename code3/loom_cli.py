@@ -9,12 +9,14 @@ the REST routes (`mcp_tools.ai_loom.tools`).
     verify
 
 Answers are JSON on stdout, except `stitch`, which prints the prompt on stdout and its stats on stderr.
-`verify` records where each annotation is now (Reanchored / Orphaned events) and prints the counts.
+`verify` records where each annotation is now (Reanchored / Orphaned events) and prints a line per
+annotation (old → new lines, status, confidence) and the counts (`--json`: the same as JSON); `list`
+and `show` give each annotation's `lastMove`, the last re-anchoring recorded (mcp_tools/ai_loom/moves.py).
 A refusal prints one line `code3: CODE: message` (the seed's codes: NOT_FOUND, VALIDATION_ERROR, INTERNAL)
-and a hint on stderr and exits 1, without a traceback. `show --reveal` opens a secret (or unshared
-internal) comment for the owner on this machine: the one place it is ever shown. `lower` is the one way
-to lower a sensitivity (MCP, REST and `edit` only raise it): it asks for confirmation (or takes `--yes`)
-and records who lowered it.
+and a hint on stderr and exits 1, without a traceback (`--json`: the error object on stdout).
+`show --reveal` opens a secret (or unshared internal) comment for the owner on this machine: the one
+place it is ever shown. `lower` is the one way to lower a sensitivity (MCP, REST and `edit` only raise
+it): it asks for confirmation (or takes `--yes`) and records who lowered it.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ def _list(value: str | None) -> list[str] | None:
 
 
 def _call(s: Any, args: argparse.Namespace) -> Any:
+    from mcp_tools.ai_loom import moves
     from mcp_tools.ai_loom import tools as loom
 
     name = args.loom_command
@@ -99,9 +102,9 @@ def _call(s: Any, args: argparse.Namespace) -> Any:
                              tags=_list(args.tags), priority=args.priority, sensitivity=args.sensitivity,
                              clientKey=args.key)
     if name == "list":
-        return loom.list_contexts(s, limit=args.limit, offset=args.offset)
+        return moves.with_last_moves(s, loom.list_contexts(s, limit=args.limit, offset=args.offset))
     if name == "show":
-        return loom.reveal(s, args.id) if args.reveal else loom.get_context(s, id=args.id)
+        return moves.with_last_move(s, loom.reveal(s, args.id) if args.reveal else loom.get_context(s, id=args.id))
     if name == "edit":
         return loom.edit(s, id=args.id, comment=args.comment, tags=_list(args.tags), priority=args.priority,
                          sensitivity=args.sensitivity, startLine=args.start, endLine=args.end)
@@ -112,7 +115,7 @@ def _call(s: Any, args: argparse.Namespace) -> Any:
     if name == "stitch":
         return loom.stitch_contexts(s, templateId=args.template, annotationIds=_list(args.ids),
                                     maxChars=args.max_chars)
-    return loom.verify_all(s)
+    return moves.verify(s)
 
 
 def _who(s: Any) -> str:
@@ -136,11 +139,10 @@ def _confirmed(args: argparse.Namespace) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _refuse(code: str, message: str, hint: str) -> int:
-    from adapters.scrub import scrub
+def _refuse(args: argparse.Namespace, code: str, message: str, hint: str) -> int:
+    from code3.cli_errors import refuse, wants_json
 
-    print(f"code3: {code}: {scrub(message)}\n  hint: {scrub(hint)}", file=sys.stderr)
-    return 1
+    return refuse(code, message, hint, as_json=wants_json(args))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,26 +151,30 @@ def run(args: argparse.Namespace) -> int:
     from mcp_tools.ai_loom.errors import LOOM_CODES, LoomError
 
     if not _confirmed(args):
-        return _refuse("VALIDATION_ERROR", "lowering a sensitivity needs confirmation",
+        return _refuse(args, "VALIDATION_ERROR", "lowering a sensitivity needs confirmation",
                        f"answer y on a terminal, or pass --yes: code3 loom lower {args.id} --to {args.to} --yes")
     try:
         s = build_services(Settings.from_env(project=args.project, identity=args.identity))
     except Code3Error as exc:
-        return _refuse(LOOM_CODES.get(exc.code, "INTERNAL"), exc.message, exc.hint)
+        return _refuse(args, LOOM_CODES.get(exc.code, "INTERNAL"), exc.message, exc.hint)
     try:
         answer = _call(s, args)
     except LoomError as exc:
-        return _refuse(exc.loom_code, exc.message, exc.hint)
+        return _refuse(args, exc.loom_code, exc.message, exc.hint)
     except Code3Error as exc:
-        return _refuse(LOOM_CODES.get(exc.code, "INTERNAL"), exc.message, exc.hint)
+        return _refuse(args, LOOM_CODES.get(exc.code, "INTERNAL"), exc.message, exc.hint)
     except Exception:  # no traceback for the user; the log has it at DEBUG
         log.debug("code3 loom %s failed", args.loom_command, exc_info=True)
-        return _refuse("INTERNAL", "internal error", "rerun with --log-level DEBUG for the details")
+        return _refuse(args, "INTERNAL", "internal error", "rerun with --log-level DEBUG for the details")
     finally:
         s.close()
     if args.loom_command == "stitch":
         print(answer["prompt"])
         print(json.dumps({k: v for k, v in answer.items() if k != "prompt"}, ensure_ascii=False), file=sys.stderr)
+    elif args.loom_command == "verify" and not getattr(args, "json", False):
+        from mcp_tools.ai_loom.moves import report
+
+        print(report(answer))
     else:
         print(json.dumps(answer, ensure_ascii=False, indent=2))
     return 0

@@ -1,8 +1,10 @@
 """`code3 spec prepare|generate|batch|diff`: the reverse-spec tools on the command line.
 
-Each prints the tool's JSON answer on stdout; failures print the seed's text on stderr ("prepare 失败:
-目标路径不存在: src/x"). `diff` exits 1 when it finds drift (for CI) unless `--accept` rewrote the
-baseline; `batch` draws a progress bar (rich) on stderr and exits 1 when a module failed.
+Each prints the tool's JSON answer on stdout; a failure is the one CLI style (code3/cli_errors.py):
+`code3: CODE: spec prepare: message` and a hint on stderr, exit 1 (`--json`: the error object on stdout);
+the seed's "prepare 失败: …" text is the MCP tools' dialect. `diff` exits 1 when it finds drift (for CI)
+unless `--accept` rewrote the baseline, 2 when it fails, and says on stderr when there is no drift;
+`batch` draws a progress bar (rich) on stderr and exits 1 when a module failed.
 """
 
 from __future__ import annotations
@@ -57,16 +59,22 @@ def _batch(s: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_spec(args: argparse.Namespace) -> int:
     from adapters.redact import redact
+    from code3.cli_errors import failure_status, refuse, wants_json
     from code3.settings import Settings
     from code3.wiring import build_services
     from domain.errors import Code3Error
 
     settings = Settings.from_env(project=getattr(args, "project", None), identity=getattr(args, "identity", None))
+    status = failure_status("spec", args.action)  # 2 for diff, whose 1 means drift
+
+    def refused(exc: Code3Error) -> int:
+        return refuse(exc.code.value, f"spec {args.action}: {redact(exc.message).text}", redact(exc.hint).text,
+                      status=status, as_json=wants_json(args))
+
     try:
         s = build_services(settings)
     except Code3Error as exc:
-        print(f"{args.action} 失败: {redact(exc.message).text}\n  hint: {redact(exc.hint).text}", file=sys.stderr)
-        return 2
+        return refused(exc)
     try:
         if args.action == "prepare":
             from mcp_tools.reverse_spec.prepare import prepare_answer
@@ -83,8 +91,7 @@ def cmd_spec(args: argparse.Namespace) -> int:
 
             answer = check_drift(s, args.spec, args.source, accept=args.accept)  # type: ignore[assignment]
     except Code3Error as exc:
-        print(f"{args.action} 失败: {redact(exc.message).text}\n  hint: {redact(exc.hint).text}", file=sys.stderr)
-        return 2 if exc.code.value in ("E_VALIDATION", "E_NOT_FOUND", "E_UNAUTHORIZED", "E_PRECONDITION") else 1
+        return refused(exc)
     finally:
         s.close()
     print(json.dumps(answer, ensure_ascii=False, indent=2))
@@ -94,6 +101,10 @@ def cmd_spec(args: argparse.Namespace) -> int:
             print(f"drift: {summary['high']} high, {summary['medium']} medium, {summary['low']} low — "
                   f"{answer['recommendation']}", file=sys.stderr)
             return 1
+        if answer["hasDrift"]:
+            print(f"drift accepted: {args.spec} now matches {args.source}", file=sys.stderr)
+        else:
+            print(f"no drift: {args.spec} matches {args.source}", file=sys.stderr)
         return 0
     if args.action == "batch" and answer["failed"]:
         print(f"batch: {len(answer['failed'])} module(s) failed", file=sys.stderr)

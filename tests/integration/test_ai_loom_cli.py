@@ -76,22 +76,35 @@ def test_a_secret_comment_is_shown_by_show_reveal_only(capsys: pytest.CaptureFix
     assert answer(capsys, root, "show", made["id"], "--reveal")["comment"] == f"rotate {SECRET}"
 
 
-def test_verify_records_reanchoring_once_and_prints_the_counts(capsys: pytest.CaptureFixture[str],
-                                                               root: Path) -> None:
+def test_verify_records_reanchoring_once_and_shows_each_move(capsys: pytest.CaptureFixture[str],
+                                                                root: Path) -> None:
     moved = answer(capsys, root, "add", "src/app.py", "20", "21", "moves down")
     gone = answer(capsys, root, "add", "src/db.py", "1", "1", "the file goes")
-    assert answer(capsys, root, "verify") == {"exact": 2}
+    assert answer(capsys, root, "verify", "--json")["counts"] == {"exact": 2}
     (root / "src" / "app.py").write_text("new\nlines\nabove\n" + SOURCE)
     (root / "src" / "db.py").unlink()
     before = events(root)
-    counts = answer(capsys, root, "verify")
-    assert counts == {"moved": 1, "orphaned": 1}
+    code, out, _ = loom(capsys, root, "verify")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert f"{moved['id']}  src/app.py:20-21 → 23-24  moved (confidence " in out
+    assert f"{gone['id']}  src/db.py:1 → not found  orphaned (confidence 0.00; " in out
+    assert lines[-1] == "verified 2 annotations: 1 moved, 1 orphaned" and len(lines) == 3
     assert events(root) == before + 2, "one Reanchored and one Orphaned event"
-    assert answer(capsys, root, "verify") == {"exact": 1, "orphaned": 1}, "the anchor now follows the new text"
+    again = answer(capsys, root, "verify", "--json")
+    assert again["counts"] == {"exact": 1, "orphaned": 1}, "the anchor now follows the new text"
+    assert {a["id"]: (a["from"], a["to"], a["status"], a.get("unchanged")) for a in again["annotations"]} == {
+        moved["id"]: ("23-24", "23-24", "exact", True), gone["id"]: ("1", None, "orphaned", True)}
     assert events(root) == before + 2, "a repeat records nothing"
     shown = answer(capsys, root, "show", moved["id"])
     assert (shown["startLine"], shown["endLine"]) == (23, 24)
     assert answer(capsys, root, "show", gone["id"])["anchor"]["status"] == "orphaned"
+    # list, after the move was recorded: the anchor is exact where it now is, and the move is shown
+    listed = {item["id"]: item for item in answer(capsys, root, "list")["items"]}
+    assert listed[moved["id"]]["anchor"]["status"] == "exact"
+    last = listed[moved["id"]]["lastMove"]
+    assert (last["from"], last["to"], last["status"]) == ("20-21", "23-24", "moved") and 0 < last["confidence"] <= 1
+    assert listed[gone["id"]]["lastMove"]["to"] is None and listed[gone["id"]]["lastMove"]["status"] == "orphaned"
 
 
 @pytest.mark.parametrize(("args", "code"), [

@@ -189,15 +189,20 @@ def test_the_cli_diff_exits_1_on_drift_and_accept_clears_it(project: Path) -> No
     generated = run("generate", "util")
     assert generated.returncode == 0, generated.stderr
     spec = json.loads(generated.stdout)["specPath"]
-    assert run("diff", spec, "util").returncode == 0
+    clean = run("diff", spec, "util")
+    assert clean.returncode == 0 and f"no drift: {spec} matches util" in clean.stderr
     (project / "util" / "text.py").write_text(SOURCE["util/text.py"] + "\n\ndef extra() -> None:\n    pass\n")
     drifted = run("diff", spec, "util")
     assert drifted.returncode == 1 and json.loads(drifted.stdout)["summary"]["low"] == 1
     assert "drift: 0 high, 0 medium, 1 low" in drifted.stderr
     assert run("diff", spec, "util", "--accept").returncode == 0
     assert run("diff", spec, "util").returncode == 0
-    missing = run("prepare", "nope")
-    assert missing.returncode == 2 and "prepare 失败: 目标路径不存在: nope" in missing.stderr
+    missing = run("prepare", "nope")  # the one CLI error style; the seed's "prepare 失败" text is the tools'
+    assert missing.returncode == 1 and missing.stdout == ""
+    refusal = missing.stderr.splitlines()[-2:]
+    assert refusal[0] == "code3: E_NOT_FOUND: spec prepare: 目标路径不存在: nope" and refusal[1].startswith("  hint: ")
+    failed_diff = run("diff", "specs/none.spec.md", "util")  # 1 means drift: diff's own failure is 2
+    assert failed_diff.returncode == 2 and failed_diff.stderr.startswith("code3: E_")
     batch = run("batch")
     assert batch.returncode == 0, batch.stderr
     assert json.loads(batch.stdout)["totalModules"] == 2

@@ -114,4 +114,4 @@ def test_the_cli_round_trip_with_code3_passphrase(keys: Keystore, tmp_path: Path
     assert imported.returncode == 0, imported.stderr
     assert Keystore(elsewhere).load("restored").private_key_hex == keys.load("alice").private_key_hex
     wrong = code3("account", "import", str(out), CODE3_KEYSTORE=str(tmp_path / "x"), CODE3_PASSPHRASE="nope-nope")
-    assert wrong.returncode == 2 and "E_UNAUTHORIZED" in wrong.stderr and "Traceback" not in wrong.stderr
+    assert wrong.returncode == 1 and "code3: E_UNAUTHORIZED: " in wrong.stderr and "Traceback" not in wrong.stderr
