@@ -16,6 +16,7 @@ from pydantic import Field
 from adapters.event_store import Change
 from adapters.files import recover
 from adapters.paths import PathRefused, ProjectPaths
+from adapters.redact import redact
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.amounts import display
 from domain.canonical import issue_hash as compute_issue_hash
@@ -84,6 +85,9 @@ def publish_issue_with_metadata(
         if refused.reason == "not_found":
             raise Code3Error(Code.NOT_FOUND, f"{spec_path} does not exist", "run spec_mcp.specify first") from None
         raise
+    if redact(spec_text).total:  # the issue is public to whoever can read the repository
+        raise Code3Error(Code.VALIDATION, f"{spec_path} holds a credential (a token, key or password)",
+                         "remove it from the spec: publish posts the spec on the issue, for anyone to read")
     key = compute_issue_hash(repo=repo, feature_id=feature_id, spec_digest=sha256_hex(spec_text),
                              amount=amount, asset=asset, network=network)
     _refuse_conflicting_publish(s, feature_id, key)

@@ -1,6 +1,7 @@
 """A dependency spec is a file of the repository: a `ghp_…` or `AKIA…` it quotes is redacted before
 `prepare`'s context carries it to a model, and counted in `context.redactions`; a CodeNexus comment or
-description holding one is refused before it is stored (issue 18, class 6)."""
+description holding one is refused before it is stored, and a spec holding one is never published on an
+issue (issue 18, class 6)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from mcp.shared.exceptions import MCPError
 
 from code3.settings import Settings
 from code3.wiring import build_services
+from domain.errors import Code3Error
 from domain.spec_document import render_front
 from mcp_tools.codenexus.extras import describe_tag
 from mcp_tools.codenexus.tools import add_comment, create_relationship
+from mcp_tools.lifecycle import publish, specs
 from mcp_tools.reverse_spec.prepare import prepare
+from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
 GITHUB = "ghp_" + "Zq7XcV2bN4mK8pL1rT6yW3sD9fG5hJ0aQeRt"
 AWS = "AKIAQWERTYUIOPASDFGH"
@@ -61,3 +65,21 @@ def test_a_codenexus_text_holding_a_credential_is_refused_and_nothing_is_stored(
         assert add_comment(s, "src/a.py", "password: rotated every quarter; the token lives in the vault")["success"]
     finally:
         s.close()
+
+
+def test_a_spec_holding_a_credential_is_not_published(tmp_path: Path) -> None:
+    w = MemoryWorld(tmp_path)
+    try:
+        alice = w["alice"]
+        spec = specs.specify(alice, "Users can export their to-do list as CSV")
+        path = tmp_path / spec["paths"]["spec"]
+        path.write_text(path.read_text() + f"\nThe CI uses GITHUB_TOKEN={GITHUB}.\n")
+        with pytest.raises(Code3Error) as caught:
+            publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=spec["feature_id"],
+                                                spec_path=spec["paths"]["spec"], amount=str(AMOUNT), asset="USDT",
+                                                network=alice.chain.network)
+        assert caught.value.code.value == "E_VALIDATION"
+        assert "credential" in caught.value.message and GITHUB not in str(caught.value.as_dict())
+        assert alice.forge.list_issues(REPO) == [] and alice.chain.list_bounties() == []
+    finally:
+        w.close()
