@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -87,15 +87,16 @@ def room(base: dict[str, Any]) -> int:
     return limit() - ENVELOPE - cost(base)
 
 
-def fit_items(costs: Sequence[int], budget: int) -> int:
+def fit_items(costs: Iterable[int], budget: int) -> int:
     """How many of the leading items (each costing `costs[i]` bytes) fit in `budget` bytes, with their
-    separating commas (one in each copy)."""
-    used = 0
-    for count, each in enumerate(costs):
+    separating commas (one in each copy). `costs` is read only as far as the items fit (it may be lazy)."""
+    count = used = 0
+    for each in costs:
         used += each + (2 if count else 0)
         if used > budget:
-            return count
-    return len(costs)
+            break
+        count += 1
+    return count
 
 
 def fit_text(text: str, budget: int) -> int:
@@ -120,9 +121,8 @@ def cut_page(page: dict[str, Any], key: str, start: int, next_key: str = "nextOf
     paging on it misses nothing)."""
     items = page[key]
     base = {**page, key: [], "truncated": True, "omitted": len(items), next_key: start + len(items)}
-    costs = [cost(item) for item in items]
     budget = room(base)
-    kept = fit_items(costs, budget)
+    kept = fit_items((cost(item) for item in items), budget)
     if kept == len(items):
         return page
     if kept == 0 and items:

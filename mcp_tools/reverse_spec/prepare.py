@@ -82,9 +82,9 @@ def page(full: PrepareAnswer, offset: int = 0, context_offset: int = 0) -> Prepa
                                          "summary exceeds the cap")
     kept_chars = answer_size.fit_text(text, budget)
     budget -= answer_size.cost(text[:kept_chars]) - answer_size.cost("")
-    kept = answer_size.fit_items([answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons, paths,
-                                                                                                strict=True)],
-                                 budget)
+    kept = answer_size.fit_items((answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons, paths,
+                                                                                                strict=True)),
+                                 budget)  # the files' costs computed only as far as they fit
     answer: PrepareAnswer = {**full, "skeletons": skeletons[:kept], "filePaths": paths[:kept],
                              "context": {**full["context"], "text": text[:kept_chars]}}
     if kept < len(paths) or kept_chars < len(text):
