@@ -310,3 +310,44 @@ def test_query_files_at_its_largest_is_cut_and_next_offset_fetches_the_rest(s: S
     paths = [r["file_path"] for p in pages for r in p["results"]]
     assert len(pages) > 2 and sorted(paths) == [f"f{n:03d}.py" for n in range(100)] and len(set(paths)) == 100
     assert pages[0]["truncated"] is True and pages[0]["total_count"] == 100
+
+
+def test_every_declared_tool_is_bounded_whatever_its_handler_answers() -> None:
+    """The cap sits where every tool's success is answered (binding's `_result`): each declared tool, its
+    handler swapped for one answering 600 KB, is refused within the cap in its family's dialect."""
+    import dataclasses
+
+    from mcp.types import JSONRPCError
+
+    from mcp_tools import dialects
+    from mcp_tools.binding import Runtime
+    from mcp_tools.catalog import declared
+
+    runtime = Runtime(lambda: None)
+    tools = declared()
+    assert len(tools) > 30
+    for name, decl in tools.items():
+        def huge(*_: Any, **__: Any) -> dict[str, Any]:
+            return {"blob": 'x"' * 200_000}
+
+        huge.__module__ = decl.handler.__module__
+        fake = dataclasses.replace(decl, handler=huge, needs_services=False, render=None)
+        family = dialects.family(decl.handler.__module__)
+        if family == dialects.CODENEXUS:
+            with pytest.raises(MCPError) as caught:
+                runtime.call(fake, {})
+            line = JSONRPCError(jsonrpc="2.0", id=7, error=caught.value.error).model_dump_json(
+                by_alias=True, exclude_unset=True).encode()
+            assert caught.value.error.code == -32002, name
+        else:
+            result = runtime.call(fake, {})
+            line = line_of(result)
+            text = error_text(result)
+            assert "CODE3_MAX_ANSWER_BYTES" in text, name
+            if family == dialects.AI_LOOM:
+                assert error_of(result)["code"] == "VALIDATION_ERROR", name
+            elif family == dialects.REVERSE_SPEC:
+                assert text.startswith(f"{name} 失败: "), name
+            else:
+                assert error_of(result)["code"] == "E_VALIDATION", name
+        assert len(line) <= 262_144, name
