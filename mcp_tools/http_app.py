@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse
 
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
-from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data
+from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data, with_data
 from mcp_tools.manifest import Entry
 from mcp_tools.server import build_server
 
@@ -196,7 +196,51 @@ class Front:
                 await _json(send, 400, error)
                 return
             receive = _replay(body, receive)
+        if path == self.mcp_path:
+            send = _error_data_on(send)
         await self.app(scope, receive, send)
+
+
+def _error_data_on(send: Any) -> Any:
+    """`send` with seed 002's `data: {type, details, timestamp}` added to the JSON-RPC errors the SDK's HTTP
+    transport answers itself (a missing or unknown session, an Accept it cannot serve, routing headers that
+    do not match the body): small JSON bodies with a 4xx status. Errors of requests the server handles get
+    their data from `mcp_tools.server.error_data`."""
+    held: dict[str, Any] | None = None
+    chunks: list[bytes] = []
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start" and message.get("status", 200) >= 400:
+            headers = {k.lower(): v for k, v in message.get("headers", [])}
+            if headers.get(b"content-type", b"").startswith(b"application/json"):
+                held = message
+                return
+        if held is not None and message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = _with_error_data(b"".join(chunks))
+            headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
+            await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            held = None
+            return
+        await send(message)
+
+    return wrapped
+
+
+def _with_error_data(body: bytes) -> bytes:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return body
+    error = message.get("error") if isinstance(message, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+        return body
+    data = with_data(error["code"], str(error.get("message", "")), error.get("data"))
+    return body if data is None else json.dumps({**message, "error": {**error, "data": data}}).encode()
 
 
 def json_rpc_problem(body: bytes) -> dict[str, Any] | None:

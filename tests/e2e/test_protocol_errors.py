@@ -276,3 +276,21 @@ def test_http_parse_errors_come_before_any_session(http: HttpServer) -> None:
     assert answer.status_code == 400 and "mcp-session-id" not in answer.headers
     check("not JSON", answer.json(), {"id": None, "code": -32700})
     assert answer.json()["error"]["message"] == "Parse error"
+
+
+def test_http_errors_of_the_transport_itself_carry_the_data_too(http: HttpServer) -> None:
+    """What the SDK's HTTP transport answers before any handler (`mcp_tools.http_app._error_data_on`)."""
+    listing = request(2, "tools/list")
+    no_session = http.post(listing)
+    unknown_session = http.post(listing, session="no-such-session")
+    headers = {**http.headers(), "Accept": "text/html"}
+    unacceptable = http.client.post(f"{http.url}/mcp", content=json.dumps(INITIALIZE), headers=headers)
+    modern = http.headers(era=MODERN)
+    mismatched = http.client.post(f"{http.url}/mcp", content=json.dumps(request(3, "tools/list", era=MODERN)),
+                                  headers={**modern, "Mcp-Method": "tools/call"})
+    for case, answer in (("no session", no_session), ("unknown session", unknown_session),
+                         ("not acceptable", unacceptable), ("routing header mismatch", mismatched)):
+        assert 400 <= answer.status_code < 500, (case, answer.status_code)
+        body = answer.json()
+        assert int(answer.headers["content-length"]) == len(answer.content), case
+        check(case, body, {"id": body.get("id"), "code": body["error"]["code"]})
