@@ -96,6 +96,14 @@ def _csharp(text: str) -> Any:
     return skeleton_of("Hostile.cs", "c_sharp", text.encode())
 
 
+def _webhook(text: str) -> Any:
+    from mcp_tools.lifecycle.webhook import parse_payload
+    try:
+        return parse_payload(text.encode())
+    except ValueError as exc:
+        return exc
+
+
 def _fences(size: int) -> str:
     """Artifact openings whose fences all differ in length, none closed."""
     parts, total, width = [], 0, 4
@@ -121,6 +129,8 @@ CASES: tuple[Case, ...] = (
     Case("redaction: one long secret-named word", _redact, lambda n: _repeat("secret", n)),
     Case("redaction: hyphen-joined JWT starts", _redact, lambda n: _repeat("eyJ-", n)),
     Case("scrubbing: hyphen-joined JWT starts", _scrub, lambda n: _repeat("eyJ-", n)),
+    Case("webhook body: an unclosed string of escaped quotes", _webhook,
+         lambda n: _repeat('\\"', n, '{"a": "')),
     Case("source: a C# doc comment of unclosed tags", _csharp,
          lambda n: _repeat("/// " + "<a" * 50 + "\n", n, "", "public class Foo { }\n")),
 )
