@@ -5,6 +5,7 @@ small texts, where their cost does not matter)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -17,12 +18,14 @@ from domain import metadata, spec_document
 from domain.skeleton import MergedSkeleton
 from domain.spec_document import SpecFormatError, parse, parse_baseline
 from domain.text_scan import remove
+from mcp_tools.lifecycle import webhook
 from mcp_tools.lifecycle.remote_artifacts import read_artifacts, render_comment
 
 OLD_BASELINE = re.compile(r"<!-- baseline-skeleton: (\{.*?\}) -->", re.DOTALL)
 OLD_META = re.compile(r"```code3-meta\s*\n(.*?)\n```", re.DOTALL)
 OLD_SECRET_ASSIGN = re.compile(r"(?i)\b(\w*(?:secret|token|passw(?:or)?d|api_?key|private_?key|auth)\w*)"
                                r"(\s*[:=]\s*)([\"'])([^\"'\n]{8,})\3")
+OLD_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 OLD_ARTIFACT = re.compile(r"<!-- code3:artifact=(?P<name>[^ ]+) -->\n(?P<fence>`{4,})markdown\n"
                           r"(?P<text>.*?)\n(?P=fence)\n", re.DOTALL)
 
@@ -87,6 +90,15 @@ def test_the_artifact_scanner_finds_what_the_old_pattern_found(text: str) -> Non
 def test_the_secret_assignment_pattern_matches_what_the_old_one_matched(text: str) -> None:
     assert [(m.span(), m.groups()) for m in _SECRET_ASSIGN.finditer(text)] == [
         (m.span(), m.groups()) for m in OLD_SECRET_ASSIGN.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.text(alphabet='a"\\[]{}\né', max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=6), st.booleans())
+def test_the_webhook_string_pattern_strips_json_strings_as_the_old_one_did(value: object, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert webhook._STRINGS.sub("", text) == OLD_JSON_STRING.sub("", text)
 
 
 def test_a_jwt_is_still_redacted_where_a_token_begins() -> None:
