@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from adapters.llm.port import Completion, LLMFailed
+from adapters.redact import redact
 from adapters.retry import RetryBudgetSpent, RetryPolicy
 
 log = logging.getLogger("code3.llm")
@@ -85,7 +86,10 @@ class AnthropicLLM:
         return self._client.messages
 
     def complete(self, system: str, prompt: str, max_tokens: int = 8192) -> Completion:
+        """One completion. Every text handed to the model has its credentials redacted here, at the one door
+        to it (adapters/redact.py), whatever produced it: a spec, an issue body, a comment, source."""
         messages = self._messages()
+        system, prompt = redact(system).text, redact(prompt).text
 
         def call() -> Any:
             return messages.create(model=self.model, max_tokens=max_tokens, system=system,

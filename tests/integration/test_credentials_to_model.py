@@ -83,3 +83,20 @@ def test_a_spec_holding_a_credential_is_not_published(tmp_path: Path) -> None:
         assert alice.forge.list_issues(REPO) == [] and alice.chain.list_bounties() == []
     finally:
         w.close()
+
+
+def test_the_model_port_redacts_every_text_it_sends() -> None:
+    from adapters.llm.anthropic_llm import AnthropicLLM
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    fake = FakeAnthropic().start()
+    try:
+        llm = AnthropicLLM(fake.api_key, base_url=fake.url)
+        try:
+            llm.complete(f"system with {AWS}", f"the spec says GITHUB_TOKEN = '{GITHUB}'; write the plan")
+        finally:
+            llm.close()
+        sent = json.dumps(fake.requests)
+        assert GITHUB not in sent and AWS not in sent and "write the plan" in sent and "REDACTED" in sent
+    finally:
+        fake.stop()
