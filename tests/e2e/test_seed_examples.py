@@ -145,7 +145,9 @@ DOCUMENTED_EXTRAS = {
     "server_mcp.fork_and_prepare": {"workdir", "head_sha", "generated"},
     "server_mcp.open_pr": {"head_sha"},
     "server_mcp.submit_pr": {"bounty_id", "tx_hash"},
-    "server_mcp.claim_payout": {"bounty_id", "amount", "asset"},
+    "server_mcp.claim_payout": {"bounty_id", "amount", "asset", "amount_display"},
+    # what was escrowed, the human value beside the smallest unit (issue 17)
+    "spec_mcp.publish_issue_with_metadata": {"bounty.amount", "bounty.asset", "bounty.amount_display"},
 }
 
 # --- seed 003 -------------------------------------------------------------------------------------------
