@@ -24,10 +24,11 @@ from benchmarks.report import Row, format_table
 SMALL_KB = int(os.environ.get("SMALL_KB", "512"))
 GROWTH = 8
 MAX_RATIO = 24.0
-NOISE_FLOOR_S = 0.05
-"""A parse of the 8n input under this is taken as passed whatever its ratio: at a millisecond or less the
-allocator and the caches (a 4 MB slice is page faults) weigh more than the parse, while a quadratic parse of
-4 MB takes minutes."""
+NOISE_FLOOR_S = 0.5
+"""A parse of the 8n input under this passes whatever its ratio. Below it the caches and the other work on
+the machine weigh more than the parse (a 512 KB text fits in the caches, 4 MB does not: the same linear scan
+costs 3.5 ns a byte at one size and 10 at the other), while quadratic work cannot hide under it: at a
+nanosecond a step, n² steps for 4 MB take hours, and the 300 KB spec of the issue took 27 s."""
 CAP_BYTES = 5 * 1024 * 1024
 FRONT = '---\ntype: module-spec\nversion: 2\nsourceTarget: "src"\n---\n# Module spec: src\n'
 
