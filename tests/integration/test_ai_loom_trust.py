@@ -250,3 +250,17 @@ def test_re_anchoring_racing_an_edit_keeps_the_edit_and_records_the_move(s: Serv
     assert sum(counts.values()) == 1 and "orphaned" not in counts, counts
     now = s.store.get(Annotation, parse_ann_id(made["id"]))
     assert now is not None and now.comment == "edited meanwhile" and now.priority == "P0" and now.start_line == 7
+
+
+def test_an_annotation_keyed_before_keyed_ids_is_still_found_by_its_key(s: Services) -> None:
+    from datetime import UTC, datetime
+
+    from domain.anchor import Anchor
+
+    old = Annotation.create(file_path="src/app.py", anchor=Anchor.capture(SOURCE, 7, 7), comment="old",
+                            at=datetime.now(UTC), client_key="legacy-key")  # the id the raw key gave
+    s.store.save(old)
+    before = events(s)
+    again = ok(call(s, "ai-loom.annotate", {"filePath": "src/app.py", "startLine": 7, "endLine": 7, "comment": "old",
+                                           "clientKey": "legacy-key"}))
+    assert again["id"] == old.ann_id and events(s) == before
