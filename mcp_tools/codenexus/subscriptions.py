@@ -107,20 +107,19 @@ class Hub:
             raise nexus_error(INVALID_PARAMS, f"{uri[:200]!r} is not a CodeNexus resource "
                                               "(codenexus://file/{path}, codenexus://relationships/{path}, "
                                               "codenexus://tags)")
+        if self.position is None:  # from now on, nothing is missed
+            self.position = await anyio.to_thread.run_sync(self.runtime.run, _head)
+        # no await from the checks to the insert: racing subscribes cannot both pass a cap
         key, connection = normal(uri), _connection(ctx)
         mine = self.by_connection.get(connection, set())
         if key not in mine:
             if len(mine) >= MAX_PER_SESSION:
                 raise nexus_error(INVALID_PARAMS, f"this session already holds {MAX_PER_SESSION} subscriptions, "
                                                   "the most one session may; unsubscribe (resources/unsubscribe) "
-                                                  "from one first, or subscribe to codenexus://tags for changes "
-                                                  "anywhere")
+                                                  "from one first")
             if self.total >= MAX_SUBSCRIPTIONS:
                 raise nexus_error(INVALID_PARAMS, f"the server holds {MAX_SUBSCRIPTIONS} subscriptions, the most it "
                                                   "keeps; unsubscribe first or try again later")
-        if self.position is None:  # from now on, nothing is missed
-            self.position = await anyio.to_thread.run_sync(self.runtime.run, _head)
-        if key not in mine:
             self.by_connection.setdefault(connection, set()).add(key)
             self.total += 1
         self.sessions.setdefault(key, {})[connection] = (ctx.session, uri)
