@@ -33,21 +33,33 @@ def tracked_state(project: Path) -> list[str]:
 
 
 def guard_project(project: Path) -> None:
-    """Refuse the project's state when a repository could have planted it; each refusal says what to do."""
+    """Refuse the project's state when a repository could have planted it; each refusal says what to do.
+
+    Most telling first: a linked `.code3` (never looked into), a key or secret in it, anything in it git
+    tracks; then its owner, kind and mode."""
     state = project / STATE
-    check_entry(state, directory=True)  # first: a linked .code3 is never looked into
+    if state.is_symlink():
+        check_entry(state, directory=True)  # refuses the link, naming the way out
     for name in SECRET_NAMES:
         if os.path.lexists(state / name):
             raise refuse(state / name, "keys and secrets are never read from a project: this is an older "
                          "Code3's layout, or a repository planted it",
                          "if it is your own, `code3 account migrate` moves it to CODE3_HOME (it refuses tracked, "
                          f"linked or foreign files); if not, delete it (`rm -r {state / name}`)")
-    if project in _untracked:
+    if project not in _untracked:
+        tracked = tracked_state(project)
+        if tracked:
+            more = f" and {len(tracked) - 1} more" if len(tracked) > 1 else ""
+            raise refuse(project / tracked[0], f"git tracks it{more}: Code3's state is never committed, and "
+                         "state in a repository is someone else's", "`git rm -r --cached .code3` and commit, "
+                         "add `/.code3/` to .git/info/exclude (`code3 init` does), and delete what you did not "
+                         "create (`rm -r .code3`)")
+        _untracked.add(project)
+    if check_entry(state, directory=True) is None:
         return
-    tracked = tracked_state(project)
-    if tracked:
-        more = f" and {len(tracked) - 1} more" if len(tracked) > 1 else ""
-        raise refuse(project / tracked[0], f"git tracks it{more}: Code3's state is never committed, and state "
-                     "in a repository is someone else's", "`git rm -r --cached .code3` and commit, add "
-                     "`/.code3/` to .git/info/exclude (`code3 init` does), and delete what you did not create")
-    _untracked.add(project)
+    for entry in os.scandir(state):  # one level, cheap: a link, a FIFO or another user's file is refused here
+        found = Path(entry.path)
+        st = found.lstat()
+        if entry.is_symlink() or not (entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)) \
+                or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            check_entry(found, directory=entry.is_dir(follow_symlinks=False))

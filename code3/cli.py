@@ -139,7 +139,7 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from code3 import __version__
-    from code3.wiring import build_services, ensure_identity, local_forge, webhook_secret
+    from code3.wiring import build_services, ensure_identity, guard, local_forge, webhook_secret
     from mcp_tools import manifest
     from mcp_tools.http_app import serve, serve_token
 
@@ -156,6 +156,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"code3 serve: WARNING: listening on {args.host}, reachable beyond this machine", file=sys.stderr)
     settings = _settings(args)
+    guard(settings)  # planted state is refused before a token or a key is made for the project
     try:
         token, token_file = serve_token(settings.secrets_dir, settings.serve_token)
     except ValueError as exc:

@@ -205,6 +205,7 @@ def webhook_secret(settings: Settings) -> bytes:
 def ensure_identity(settings: Settings, reports_merges: bool = False) -> None:
     """On the embedded default, a server started in an empty directory creates its key instead of failing;
     `reports_merges` (serve, worker): also record the ledger's resolver if it has none (`record_resolver`)."""
+    guard(settings)  # a refused project gets no key either
     if settings.chain == "local":
         identity(settings, settings.identity)
         if reports_merges:

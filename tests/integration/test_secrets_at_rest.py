@@ -192,3 +192,25 @@ def test_private_files_ignore_the_umask_and_racing_writers_agree(tmp_path: Path)
         t.join()
     assert len(set(seen)) == 1 and seen[0] == target.read_bytes()
     assert [p.name for p in target.parent.iterdir()] == ["webhook_secret"], "no temporary file left behind"
+
+
+def test_doctor_fails_its_state_layout_check_on_planted_or_old_state_and_says_what_to_do(tmp_path: Path) -> None:
+    import subprocess
+
+    from code3.settings import Settings
+
+    clean = tmp_path / "clean"
+    subprocess.run(["git", "init", "-q", str(clean)], check=True)
+    settings = Settings(project=clean)
+    layout = next(c for c in diagnose(settings) if c.name == "state layout")
+    assert layout.ok and str(settings.home_dir) in layout.detail, layout.detail
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # git is asked once per process and project
+    private_dir(tmp_path / ".code3")
+    (tmp_path / ".code3" / "events.sqlite").write_bytes(b"")
+    (tmp_path / ".code3" / "events.sqlite").chmod(0o600)
+    subprocess.run(["git", "add", "-f", ".code3/events.sqlite"], cwd=tmp_path, check=True)
+    layout = next(c for c in diagnose(Settings(project=tmp_path)) if c.name == "state layout")
+    assert not layout.ok and "git tracks it" in layout.detail and "git rm -r --cached .code3" in layout.hint
+    read_or_create_private(tmp_path / ".code3" / "serve_token", b"an-old-token-0123456789")
+    layout = next(c for c in diagnose(Settings(project=tmp_path)) if c.name == "state layout")
+    assert not layout.ok and "serve_token" in layout.detail and "code3 account migrate" in layout.hint
