@@ -95,7 +95,7 @@ def _json(data: dict[str, Any]) -> str:
 # --- strict arguments -------------------------------------------------------------------------------------------------
 
 # Whether the published input schemas say `additionalProperties: false`. Undeclared arguments are refused
-# either way; the schemas stay as declared because seed 003's `add` schema is compared verbatim.
+# either way; the published schemas leave it out, as seed 003's `add` schema (published verbatim) does.
 PUBLISH_CLOSED_SCHEMAS = False
 
 
