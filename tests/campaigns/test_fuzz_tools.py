@@ -4,11 +4,14 @@ files, NUL, trailing newlines, 10 kB, other hosts), through a real MCP client.
 
 Never an internal error (E_INTERNAL, INTERNAL, "内部错误", JSON-RPC -32603), never a traceback in an
 answer, and a refused call leaves the event log, the ledger, the forge and the project's files as they
-were. `CODE3_FUZZ_EXAMPLES` sets the examples per tool (`make test`: 200; `make fuzz`: 2000).
+were. The project holds sources and planted symlinks (tests/campaigns/world.py): whatever a call answers,
+what the symlinks lead to is never changed, and no reverse-spec, CodeNexus or ai-loom answer holds an
+absolute path. `CODE3_FUZZ_EXAMPLES` sets the examples per tool (`make test`: 200; `make fuzz`: 2000).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -33,7 +36,11 @@ INTERNAL_CODES = {"E_INTERNAL", "INTERNAL"}
 HOSTILE = ["../../../../etc/passwd", ".code3/keys/alice.key", ".code3/webhook_secret", "specs/../.code3/keys/bob.key",
            "/etc/passwd", "feat/../../../../keys/alice.key", "a\n", "7\n", "001-nl\n", "\x00", "x" * 10_000,
            "http://elsewhere.example/alice/todo-app/pull/1", "alice/todo-app#1\n", "😀" * 300, "", " ", "-1",
-           "18446744073709551616", "1e21", "yes", "100", "null", "[]", "{}", "owner/repo", "NaN"]
+           "18446744073709551616", "1e21", "yes", "100", "null", "[]", "{}", "owner/repo", "NaN",
+           # the world's sources and planted symlinks (tests/campaigns/world.py)
+           "src/app.py", "src", "web/index.ts", ".", "src/evil.py", "lib", "lib/evil.py", "specs/linked",
+           "specs/linked/evil.spec.md", "specs/src.spec.md", "src/../lib/evil.py"]
+OWN_PATHS = ("server_mcp.", "spec_mcp.")  # answer workspace paths (a worker's clone) by design
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40) | st.sampled_from(HOSTILE),
@@ -93,6 +100,7 @@ class Fuzzer:
     def check(self, tool: str, args: Any) -> None:
         who = "bob" if tool.startswith("server_mcp.") else "alice"
         before = self.world.snapshot()
+        outside = self.world.outside_files()
         try:
             result = self.portal.call(self.clients[who].call_tool, tool, args)
         except MCPError as exc:
@@ -104,13 +112,19 @@ class Fuzzer:
             code = error_of(result).get("code") if refused else None
             assert code not in INTERNAL_CODES and "内部错误" not in text, f"{tool}({args!r}) failed internally: {text}"
         assert "Traceback" not in text, f"{tool}({args!r}) answered a traceback"
+        assert self.world.outside_files() == outside, f"{tool}({args!r}) changed what a planted symlink leads to"
+        if not tool.startswith(OWN_PATHS):
+            answer = text + json.dumps(getattr(result, "structured_content", None) if not refused else None)
+            assert str(self.world.project.parent) not in answer, f"{tool}({args!r}) answered an absolute path"
         if refused:
             assert self.world.snapshot() == before, f"{tool}({args!r}) was refused but changed state: {text}"
 
 
 @pytest.fixture(scope="module")
 def fuzzer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzer]:
-    world = CampaignWorld.create(Path(tmp_path_factory.mktemp("fuzz")))
+    project = Path(tmp_path_factory.mktemp("fuzz")) / "project"
+    project.mkdir()
+    world = CampaignWorld.create(project, sources=True)
     try:
         with start_blocking_portal() as portal, ExitStack() as stack:
             yield Fuzzer(world, portal, stack)
