@@ -53,7 +53,9 @@ class EditBody(_Body):
     comment: str | None = Field(default=None, max_length=4000)
     tags: list[str] | None = Field(default=None, max_length=16)
     priority: Literal["P0", "P1", "P2"] | None = None
-    sensitivity: Literal["public", "internal", "secret"] | None = None
+    sensitivity: Literal["public", "internal", "secret"] | None = Field(
+        default=None, description="only rises: public < internal < secret (a lowering is refused with "
+                                  "VALIDATION_ERROR; the owner lowers one with `code3 loom lower`)")
     startLine: int | None = Field(default=None, ge=1)
     endLine: int | None = Field(default=None, ge=1)
 

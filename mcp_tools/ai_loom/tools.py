@@ -297,7 +297,8 @@ def edit(
     comment: Annotated[str | None, Field(description="the new note")] = None,
     tags: Annotated[list[str] | None, Field(description="the new tags")] = None,
     priority: Annotated[Priority | None, Field(description="P0 to P2")] = None,
-    sensitivity: Annotated[Sensitivity | None, Field(description="public, internal or secret")] = None,
+    sensitivity: Annotated[Sensitivity | None, Field(description="only rises: public < internal < secret (the owner "
+                                                                 "lowers one with code3 loom lower)")] = None,
     startLine: Annotated[int | None, Field(description="a new first line (with endLine)")] = None,
     endLine: Annotated[int | None, Field(description="a new last line (with startLine)")] = None,
 ) -> AnnotationView:
