@@ -26,6 +26,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from adapters.git import git
 from adapters.keystore import Keystore
 from adapters.paths import ProjectPaths
 from code3.settings import Settings
@@ -88,6 +89,9 @@ def world(tmp_path: Path) -> Iterator[tuple[Path, Path, Services]]:
     project.mkdir()
     outside.mkdir()
     plant(project, outside)
+    git("init", "-q", cwd=project)  # sync_renames asks git (in a subprocess) what moved
+    git("add", "src", "web", cwd=project)
+    git("commit", "-q", "-m", "sources", cwd=project)
     alice = Keystore(Settings(project=project).keystore_dir).new("alice")
     settings = Settings(project=project, identity="alice")
     chain = ledger(settings)
@@ -119,7 +123,7 @@ def run_every_tool(call: Caller) -> None:
     for uri in ("codenexus://file/src/app.py", "codenexus://relationships/src/app.py", "codenexus://tags"):
         call.portal.call(call.client.read_resource, uri)
     call("derive_relationships", {})
-    call("sync_renames", {}, ok=False)  # not a git work tree: refused, but only after its own checks
+    call("sync_renames", {})
     call("remove_relationship", {"source_path": "src/app.py", "target_path": "src/util.py",
                                  "relationship_type": "calls"})
     call("remove_tag", {"file_path": "src/app.py", "tags": ["core"]})
