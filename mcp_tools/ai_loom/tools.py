@@ -56,7 +56,7 @@ AnnId = Annotated[str, Field(description="an annotation id (ann_…)", max_lengt
 
 
 def _sealer(s: Services) -> Sealer:
-    """The wiring's sealer (a SecretBox in the keystore); one in the default keystore for hand-built services."""
+    """The wiring's sealer; for hand-built services, one in the project's secrets directory (CODE3_HOME)."""
     if s.sealer is None:
         s.sealer = SecretBox(project_secrets_dir(s.project))
     box = s.sealer
