@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -155,3 +155,23 @@ def largest_fitting(build: Callable[[int], dict[str, Any]], lower: int, upper: i
         else:
             hi = mid - 1
     return lo, best
+
+
+def cut_lists(answer: dict[str, Any], keys: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`answer` within the cap: itself when it fits; else its lists `keys` cut to their leading items (filled
+    in that order), with `truncated: true`, `omitted` (the items left out) and `extra` (where to find them).
+    For an answer that cannot be asked again (a write's report): what it left out is counted, never lost."""
+    if ENVELOPE + cost(answer) <= limit():
+        return answer
+    total = sum(len(answer[key]) for key in keys)
+    out = {**answer, **{key: [] for key in keys}, "truncated": True, "omitted": total, **(extra or {})}
+    budget = room(out)
+    for key in keys:
+        items = answer[key]
+        kept = fit_items((cost(item) for item in items), budget - 2)
+        out[key] = items[:kept]
+        budget -= sum(cost(item) for item in items[:kept]) + 2 * kept
+        if kept < len(items):
+            break
+    out["omitted"] = total - sum(len(out[key]) for key in keys)
+    return out

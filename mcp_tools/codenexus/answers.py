@@ -117,3 +117,8 @@ class SyncAnswer(TypedDict):
     moved: list[Move]
     skipped: list[str]
     baseline: str
+    # beyond the seed, only when the answer cap (CODE3_MAX_ANSWER_BYTES) cut the lists: the moves and skips
+    # left out (the message counts every move; `git diff -M --name-status <since> <baseline>` lists them)
+    truncated: NotRequired[bool]
+    omitted: NotRequired[int]
+    since: NotRequired[str]

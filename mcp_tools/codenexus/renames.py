@@ -15,6 +15,7 @@ from typing import Any
 from adapters.event_store import Change
 from adapters.git import GitError, git
 from domain.file_meta import FileMeta, FilePath, MetaRefused, NexusBaseline
+from mcp_tools import answer_size
 from mcp_tools.codenexus.answers import Move, SyncAnswer
 from mcp_tools.codenexus.context import fresh, project_id
 from mcp_tools.codenexus.errors import jsonrpc_errors
@@ -82,8 +83,9 @@ def sync_renames(s: Services) -> SyncAnswer:
         return current if current.advance(head) else None
 
     s.store.update_all(Change(NexusBaseline, NexusBaseline.create_id(pid), advance))
-    return {"success": True, "message": f"Moved the metadata of {len(moved)} renamed files", "moved": moved,
-            "skipped": skipped, "baseline": head}
+    answer = {"success": True, "message": f"Moved the metadata of {len(moved)} renamed files", "moved": moved,
+              "skipped": skipped, "baseline": head}
+    return answer_size.cut_lists(answer, ("moved", "skipped"), {"since": since})  # type: ignore[return-value]
 
 
 def _move(s: Services, pid: str, file_id: str, old: str, new: str) -> None:

@@ -351,3 +351,35 @@ def test_every_declared_tool_is_bounded_whatever_its_handler_answers() -> None:
             else:
                 assert error_of(result)["code"] == "E_VALIDATION", name
         assert len(line) <= 262_144, name
+
+
+def test_a_sync_renames_report_past_the_cap_counts_what_it_left_out(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write cannot be asked again: its report is cut to its leading moves, the rest counted, and where to
+    list them said (`since`); every file's metadata moved all the same."""
+    from adapters.git import git
+    from mcp_tools.codenexus import tools as nexus
+
+    names = [f"pkg/a_rather_long_module_name_{n:03d}.py" for n in range(60)]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"value = {names.index(name)}\n")
+    (tmp_path / ".gitignore").write_text(".code3/\n")
+    git("init", "-q", cwd=tmp_path)
+    git("add", "-A", cwd=tmp_path)
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial", cwd=tmp_path)
+    for name in names:
+        nexus.add_tag(s, name, ["moved"])
+    git("mv", "pkg", "renamed_package", cwd=tmp_path)
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "move", cwd=tmp_path)
+    cap = 4096
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", str(cap))
+    [result] = calls(s, "sync_renames", [{}], profile="codenexus")
+    assert len(line_of(result)) <= cap
+    report = result.structured_content
+    assert report is not None and report["truncated"] is True and report["since"]
+    assert 0 < len(report["moved"]) < 60 and len(report["moved"]) + report["omitted"] == 60
+    assert "60 renamed files" in report["message"]
+    monkeypatch.delenv("CODE3_MAX_ANSWER_BYTES")
+    found = nexus.query_files(s, tags=["moved"], limit=100)["results"]
+    assert sorted(r["file_path"] for r in found) == sorted(n.replace("pkg/", "renamed_package/") for n in names)
