@@ -3,9 +3,9 @@
 A success answer carries its payload twice (the JSON text content, escaped inside a JSON string, and the
 structuredContent object), so a payload of N bytes makes a line of about 2N. The cap
 (`CODE3_MAX_ANSWER_BYTES`, 256 KB by default, the ai-loom seed's response cap) bounds that line. Tools whose
-answers can grow (prepare, batch, ai-loom.list_contexts, ai-loom.stitch, query_files) cut themselves with the helpers
-below and say what they left out and how to get it (stateless offsets); every other answer that would still
-exceed the cap is refused with a coded error rather than sent (`answer`).
+answers can grow (prepare, batch, ai-loom.list_contexts, ai-loom.stitch, query_files, sync_renames) cut
+themselves with the helpers below and say what they left out and how to get it (stateless offsets); every
+other answer that would still exceed the cap is refused with a coded error rather than sent (`answer`).
 
 The payload is serialised once (`encode`), and that JSON is the text content too; what a sub-object adds
 to the line is computed from its own JSON (`cost`), so a cut is found without re-serialising the answer.
