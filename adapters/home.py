@@ -17,8 +17,11 @@ from pathlib import Path
 
 
 def code3_home(env: Mapping[str, str] | None = None) -> Path:
-    """CODE3_HOME, else $XDG_CONFIG_HOME/code3, else ~/.config/code3 (resolved: no link is followed later)."""
+    """CODE3_HOME, else $XDG_CONFIG_HOME/code3, else ~/.config/code3 (resolved: no link is followed later).
+    An `env` that names none of CODE3_HOME, XDG_CONFIG_HOME and HOME leaves the choice to the process's own."""
     e = os.environ if env is None else env
+    if not any(e.get(name) for name in ("CODE3_HOME", "XDG_CONFIG_HOME", "HOME")):
+        e = os.environ
     if e.get("CODE3_HOME"):
         return Path(e["CODE3_HOME"]).expanduser().resolve()
     if e.get("XDG_CONFIG_HOME"):
