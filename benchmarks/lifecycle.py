@@ -24,7 +24,7 @@ from adapters.git import commit_all, git
 from adapters.keystore import Keystore
 from benchmarks.report import Row, median
 from code3.settings import Settings
-from code3.wiring import build_services
+from code3.wiring import build_services, record_resolver
 from mcp_tools.lifecycle import publish, settle, specs, work
 
 REPO = "alice/bench"
@@ -61,13 +61,15 @@ class PortClock:
 
 def _code3(project: Path) -> tuple[float, float, int]:
     """Seconds in handler calls over LIFECYCLES lifecycles, seconds of that inside the ports, and events."""
-    keys = Keystore(Settings(project=project).keystore_dir)
+    home = project.with_name(project.name + "-home")  # the run's own CODE3_HOME: never the user's keys
+    keys = Keystore(Settings(project=project, home=home).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keys.new(name)
     # the shortest cooling period the contract allows, passed on the ledger's clock before each claim; alice
     # also reports the merges (the chain's resolver), as `code3 serve` does for its sponsor on the embedded default
-    s = {name: build_services(Settings(project=project, identity=name, cooling_period=1, resolver="alice"))
+    s = {name: build_services(Settings(project=project, home=home, identity=name, cooling_period=1, resolver="alice"))
          for name in ("alice", "bob", "carol")}
+    record_resolver(Settings(project=project, home=home, identity="alice"))
     s["alice"].chain.mint(s["alice"].signer.address, "USDT", 10**12)  # type: ignore[attr-defined]
     s["alice"].forge.create_repo(REPO)  # type: ignore[attr-defined]
     in_ports = [0.0]
