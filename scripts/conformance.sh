@@ -73,7 +73,7 @@ ready_line() {  # wait for the first line of $1 (a JSON object) and print the va
 }
 
 mkdir -p "$WORK/project"
-CODE3_PROJECT="$WORK/project" "$PY" -m code3 serve --port 0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
+CODE3_HOME="$WORK/home" CODE3_PROJECT="$WORK/project" "$PY" -m code3 serve --port 0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
 PIDS+=($!)
 SERVE_URL="$(ready_line "$WORK/serve.out" listening "${PIDS[0]}")"
 TOKEN_FILE="$(ready_line "$WORK/serve.out" token_file "${PIDS[0]}")"
