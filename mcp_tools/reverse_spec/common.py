@@ -49,11 +49,22 @@ def seed_errors(handler: F) -> F:
             raise
         except Exception as exc:
             log.exception("%s raised an unexpected exception", handler.__name__)
-            message = redact(str(exc) or type(exc).__name__).text.splitlines()[0][:500]
+            message = _relative_paths(args, redact(str(exc) or type(exc).__name__).text.splitlines()[0])[:500]
             raise Code3Error(Code.INTERNAL, f"内部错误: {message}",
                              "the server log (stderr) has the stack trace") from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _relative_paths(args: tuple[Any, ...], message: str) -> str:
+    """The message with the project's absolute path cut to a relative one: where a project lives on the
+    server's disk is not the client's business (nor the model's)."""
+    project = getattr(args[0], "project", None) if args else None
+    if project is None:
+        return message
+    for root in dict.fromkeys((str(project), str(Path(project).resolve()))):
+        message = message.replace(root + "/", "").replace(root, ".")
+    return message
 
 
 def paths_of(s: Services) -> ProjectPaths:

@@ -219,3 +219,18 @@ def test_tasks_never_reads_a_planted_symlink_into_the_model_s_input(s: Services,
     specs.tasks(s, fid)
     assert seen and "plan.md" in seen[0] and "notes.md" not in seen[0]
     assert all("TOP-SECRET" not in text for text in seen[0].values())
+
+
+def test_an_unexpected_failure_names_no_absolute_path(s: Services, project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_tools.reverse_spec import batch as batch_module
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(36, "File name too long", str(project / "specs" / ("x" * 300)))
+
+    monkeypatch.setattr(batch_module, "write_private", broken)
+    with pytest.raises(Code3Error) as caught:
+        batch_module.batch(s)
+    assert caught.value.code == Code.INTERNAL and "File name too long" in caught.value.message
+    assert str(project) not in caught.value.message and "/tmp" not in caught.value.message
+    assert "specs/xxx" in caught.value.message
