@@ -107,6 +107,9 @@ def load_skeleton(s: Services, value: str, redactions: Counter[str] | None = Non
     rel = relative(s, real)
     parser = parser_of(s)
     paths = paths_of(s)
+    if not real.is_file() and not real.is_dir():  # a FIFO, a socket, a device: nothing to parse, never opened
+        raise PathRefused("not_regular", f"{rel!r} is not a regular file nor a directory",
+                          "pass a source file or a directory")
     if real.is_file():
         check_single_file(s, rel, getattr(parser, "max_bytes", MAX_SOURCE_BYTES))
         try:

@@ -234,3 +234,37 @@ def test_an_unexpected_failure_names_no_absolute_path(s: Services, project: Path
     assert caught.value.code == Code.INTERNAL and "File name too long" in caught.value.message
     assert str(project) not in caught.value.message and "/tmp" not in caught.value.message
     assert "specs/xxx" in caught.value.message
+
+
+def test_planted_fifos_are_skipped_or_refused_and_nothing_waits_on_them(s: Services, project: Path) -> None:
+    import threading
+
+    from mcp_tools.ai_loom import tools as loom
+
+    for rel in ("src/pipe.py", "web/.gitignore", "specs/pipe.spec.md"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(project / rel)
+    (project / "web" / "page.ts").write_text("export const x = 1;\n")
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        outcome["prepare"] = prepare(s, ".")["filePaths"]
+        outcome["batch"] = run_batch(s, ".")["failed"]
+        outcome["derive"] = derive_relationships(s)["files_scanned"]
+        for name, call in (("prepare-fifo", lambda: prepare(s, "src/pipe.py")),
+                           ("annotate-fifo", lambda: loom.annotate(s, filePath="src/pipe.py", startLine=1,
+                                                                   endLine=1, comment="c"))):
+            try:
+                call()
+            except Code3Error as exc:
+                outcome[name] = exc.message
+        outcome["done"] = True
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert outcome.get("done"), f"a call waited on a FIFO: {outcome}"
+    assert "src/pipe.py" not in outcome["prepare"] and "web/page.ts" in outcome["prepare"]  # type: ignore[operator]
+    assert outcome["batch"] == []
+    assert "not a regular file" in str(outcome["prepare-fifo"]) and "not a regular file" in str(
+        outcome["annotate-fifo"])
