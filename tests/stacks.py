@@ -41,7 +41,11 @@ class LocalStack:
     def __init__(self, project: Path, cooling_period: int, resolver: str | None = None) -> None:
         self.ledger = LocalLedger(project / ".code3" / "ledger.sqlite", cooling_period=cooling_period,
                                   resolver=resolver)
-        self.forge = LocalForge(project / ".code3" / "forge", actor="alice")
+        from code3.settings import Settings
+
+        # as code3.wiring.local_forge builds it: the hooks' secrets with the project's, in CODE3_HOME
+        self.forge = LocalForge(project / ".code3" / "forge", actor="alice",
+                                secrets=Settings(project=project).secrets_dir / "forge_hooks")
 
     def settings(self, identity: str) -> dict[str, Any]:
         return {}
