@@ -128,8 +128,14 @@ def _outcome(w: MemoryWorld) -> dict[str, Any]:
     }
 
 
-def _crash_free(tmp_path: Path) -> tuple[int, dict[str, Any]]:
-    w = MemoryWorld(tmp_path / "reference")
+def _world(root: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryWorld:
+    """A fresh world with keys of its own (each world in its own CODE3_HOME: its people are new accounts)."""
+    monkeypatch.setenv("CODE3_HOME", str(root.parent / f"{root.name}-home"))
+    return MemoryWorld(root)
+
+
+def _crash_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
+    w = _world(tmp_path / "reference", monkeypatch)
     try:
         calls, _ = _run(w, None)
         return calls, _outcome(w)
@@ -137,11 +143,12 @@ def _crash_free(tmp_path: Path) -> tuple[int, dict[str, Any]]:
         w.close()
 
 
-def test_a_crash_after_any_port_call_of_the_lifecycle_loses_nothing_and_doubles_nothing(tmp_path: Path) -> None:
-    calls, expected = _crash_free(tmp_path)
+def test_a_crash_after_any_port_call_of_the_lifecycle_loses_nothing_and_doubles_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, expected = _crash_free(tmp_path, monkeypatch)
     assert expected["status"] is Status.PAID and expected["escrow"] == 0
     for at in range(1, calls + 1):
-        w = MemoryWorld(tmp_path / f"crash-{at}")
+        w = _world(tmp_path / f"crash-{at}", monkeypatch)
         try:
             _, crashed = _run(w, at)
             assert crashed, f"the fuse at call {at} never blew"
@@ -209,8 +216,7 @@ MODULES = {"core/base.py": "def base():\n    return 1\n",
 
 
 def _batch_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryWorld:
-    monkeypatch.setenv("CODE3_HOME", str(root.parent / f"{root.name}-home"))  # each world its own keys
-    w = MemoryWorld(root)
+    w = _world(root, monkeypatch)
     for rel, text in MODULES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
