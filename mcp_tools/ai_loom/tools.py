@@ -37,7 +37,7 @@ from domain.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, StitchItem, stitch
 from mcp_tools import answer_size
 from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
 from mcp_tools.ai_loom.errors import LoomError, loom_errors
-from mcp_tools.ai_loom.reading import ReadBudget
+from mcp_tools.ai_loom.reading import UNREAD, ReadBudget
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
 from projections import annotations as store_rows
@@ -159,7 +159,7 @@ def list_contexts(
     for view in views:
         path = view["filePath"]
         if path not in texts:
-            texts[path] = _text(s, path)
+            texts[path] = UNREAD if reading.expired() else _text(s, path)
         items.append(_current(s, _load(s, view["id"]), texts[path], reading))
     answer: dict[str, Any] = {"items": items}
     if more:
@@ -196,7 +196,7 @@ def stitch_contexts(
     items, reading = [], ReadBudget()
     for annotation in chosen:
         if annotation.file_path not in texts:
-            texts[annotation.file_path] = _text(s, annotation.file_path)
+            texts[annotation.file_path] = UNREAD if reading.expired() else _text(s, annotation.file_path)
         items.append(_for_model(annotation.stitch_item(texts[annotation.file_path], _sealer(s), reading.find)))
     budget = MAX_CHARS_DEFAULT if maxChars is None else maxChars
     whole = stitch(items, templateId or "concise", budget, include_internal=_shares_internal(s))

@@ -92,3 +92,19 @@ def test_a_read_stops_searching_when_its_allowance_is_spent(worker: Worker, monk
     monkeypatch.setattr(reading, "SEARCH_CHARS", one * 3 // 2)  # room for one search of this file, not two
     anchors = _anchors(worker)
     assert sorted([anchors[first["id"]][0], anchors[second["id"]][0]]) == ["moved", "stale"]
+
+
+def test_a_read_past_its_time_opens_no_more_files(worker: Worker, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = loom.annotate(worker.s, filePath="small.py", startLine=3, endLine=4, comment="c")
+    opened: list[str] = []
+    real = loom._text
+
+    def counting(s: object, path: str) -> str | None:
+        opened.append(path)
+        return real(s, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loom, "_text", counting)
+    monkeypatch.setattr(reading, "READ_SECONDS", 0.0)
+    assert _anchors(worker)[made["id"]] == ("stale", 3, 4)
+    assert "anchor: stale" in loom.stitch_contexts(worker.s, templateId="detailed")["prompt"]
+    assert opened == [], "no file opened once the read's time is spent"

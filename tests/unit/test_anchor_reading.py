@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from domain.anchor import Anchor, quick, reanchor, search_cost, stale
 from domain.annotation import Annotation
-from mcp_tools.ai_loom.reading import ReadBudget
+from mcp_tools.ai_loom import reading as reading_module
+from mcp_tools.ai_loom.reading import UNREAD, ReadBudget
 
 TEXT = "".join(f"line {i} = f({i})\n" for i in range(1, 101))
 
@@ -45,12 +48,27 @@ def test_a_read_defers_a_search_costlier_than_its_allowance_and_shows_the_last_l
     assert roomy.find(_anchor(), moved).status == "stale", "the allowance is per read, and spent"
 
 
-def test_no_search_starts_once_a_read_has_spent_its_time() -> None:
-    ticks = iter([0.0, 5.0])
-    budget = ReadBudget(seconds=1.0, clock=lambda: next(ticks))
+def test_no_search_starts_once_a_read_has_spent_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    budget = ReadBudget(seconds=1.0, read_seconds=100.0, clock=lambda: now[0])
+
+    def searched(anchor: Anchor, text: str | None) -> object:
+        now[0] += 5.0  # this search took 5 s by the clock
+        return reanchor(anchor, text)
+
+    monkeypatch.setattr(reading_module, "reanchor", searched)
     moved = "new\n" + TEXT
-    assert budget.find(_anchor(), moved).status == "moved"  # searched, and took 5 s by this clock
+    assert budget.find(_anchor(), moved).status == "moved"
     assert budget.find(_anchor(), moved).status == "stale"
+
+
+def test_after_its_time_a_read_opens_no_file_and_settles_nothing_more() -> None:
+    now = [0.0]
+    budget = ReadBudget(read_seconds=0.6, clock=lambda: now[0])
+    assert budget.find(_anchor(), TEXT).status == "exact"
+    assert budget.find(_anchor(), UNREAD).status == "stale", "a file the read did not open"
+    now[0] = 0.6
+    assert budget.expired() and budget.find(_anchor(), TEXT) == stale(_anchor())
 
 
 def test_the_cost_grows_linearly_with_the_file_and_the_quote() -> None:
