@@ -15,7 +15,7 @@ cases, each asserted in that family's own dialect as the client surfaced it:
   CodeNexus (seed 002):        a JSON-RPC error (the client throws it) -32000/-32001/-32002 (or the protocol's
                                -326xx for a malformed argument) with data {type, details, timestamp}.
 When npm is absent the TypeScript rows skip with the reason; when npm is there but the SDK is not installed
-(scripts/install_test_tools.sh), they fail.
+(scripts/install_test_tools.sh), they fail. `E2E_SHOW=1 pytest -s` prints every call's outcome.
 """
 
 from __future__ import annotations
