@@ -13,7 +13,7 @@ from typing import Any
 
 from adapters.keystore import Keystore
 from code3.settings import Settings
-from code3.wiring import build_services, ledger, local_forge
+from code3.wiring import build_services, ledger, local_forge, record_resolver
 from mcp_tools.lifecycle import publish, specs
 from mcp_tools.services import Services
 
@@ -55,6 +55,7 @@ class CampaignWorld:
         for name in ("alice", "bob", "carol", "default"):
             keys.new(name)
         settings = Settings(project=project, identity="alice")
+        record_resolver(Settings(project=project, identity="default"))  # "default" serves: it reports merges
         chain = ledger(settings)
         chain.mint(keys.load("alice").address, "USDT", 100 * AMOUNT)
         chain.close()
