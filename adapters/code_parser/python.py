@@ -1,20 +1,26 @@
-"""Python: what `import module` exposes.
+"""Python: what `import module` exposes, as griffe (the API extractor behind mkdocstrings) reads it.
 
 Exported: top-level `def`/`async def`/`class`, `type` aliases and assignments, including those nested in
-top-level `if`/`try`/`with` blocks, whose names do not start with `_`; when the module assigns `__all__` as
-literal lists/tuples of strings (`=`, `+=`, `+`), exactly the names listed there that the module defines or
-imports (imported ones become kind "other" with the import as signature). An `__all__` computed at run time
-(a comprehension, a name) is ignored. Members of a class: its methods whose names do not start with `_`
-plus dunder methods (`__init__` as "constructor", `@property` as "property"), public class attributes
-("field") and public nested classes. Docs are docstrings. Imports: `import a.b`, `from .x import y`
-(relative when dotted).
+top-level `if`/`try`/`with` blocks, whose names do not start with `_`, and redundant aliases
+(`from .core import Argument as Argument`, `import x as x`: PEP 484's explicit re-export, kind "other"). Not
+exported: what an `if __name__ == "__main__":` block binds (script only), and a name the module imports and
+defines only in a block (`try: import x` / `except ImportError: x = None`: the import with its fallback). When the
+module assigns `__all__` as literal lists/tuples of strings (`=`, `+=`, `+`), exactly the names listed there that
+the module defines or imports (imported ones become kind "other" with the import as signature). An `__all__`
+computed at run time (a comprehension, a name) is ignored. A name's first definition stands, except `@overload`
+stubs: the implementation replaces them (its signature is the one called; a stub file keeps the first overload).
+Members of a class: its methods whose names do not start with `_` plus dunder methods (`__init__` as
+"constructor", `@property` as "property"), public class attributes ("field") and public nested classes. A
+signature ends at the colon (a comment after it belongs to the body). Docs are docstrings. Imports: `import a.b`,
+`from .x import y` (relative when dotted), wherever they are (function-local imports are edges too);
+`from . import a, b` is one import per name (each usually a submodule). Not read: `from x import *`'s names.
 """
 
 from __future__ import annotations
 
 import inspect
 
-from adapters.code_parser.base import Node, Source, export, make_import
+from adapters.code_parser.base import Node, Source, export, line, make_import
 from domain.skeleton import Export, Import
 
 _BLOCKS = ("if_statement", "try_statement", "with_statement")
@@ -71,6 +77,18 @@ def _assignment_signature(src: Source, assign: Node, name: str) -> str:
     return sig
 
 
+def _header(src: Source, node: Node, body: Node | None) -> str:
+    """A def's or class's header up to its colon: a comment after the colon (`def f(): # note`) belongs to the
+    body, never to the signature (a comment edit would read as a changed signature)."""
+    colon = None
+    for child in node.children:
+        if body is not None and child.start_byte >= body.start_byte:
+            break
+        if child.type == ":":
+            colon = child
+    return src.signature(node, colon or body, ":")
+
+
 def _function(src: Source, fn: Node, span: Node, member: bool, decorators: list[str]) -> Export:
     name = src.field_text(fn, "name")
     kind = "function"
@@ -80,20 +98,43 @@ def _function(src: Source, fn: Node, span: Node, member: bool, decorators: list[
                for d in decorators):
             kind = "property"
     body = fn.child_by_field_name("body")
-    return export(name, kind, fn, src.signature(fn, body, ":"), _docstring(src, body), span_node=span)
+    return export(name, kind, fn, _header(src, fn, body), _docstring(src, body), span_node=span)
 
 
 def _class(src: Source, cls: Node, span: Node) -> Export:
     body = cls.child_by_field_name("body")
     members: list[Export] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
+    overloads: set[str] = set()
     for stmt in body.named_children if body is not None else []:
         for item in _definitions(src, stmt, member=True):
-            if _member_visible(item.name) and item.name not in seen:
-                seen.add(item.name)
-                members.append(item)
-    return export(src.field_text(cls, "name"), "class", cls, src.signature(cls, body, ":"), _docstring(src, body),
+            if _member_visible(item.name):
+                _add(members, seen, overloads, item, _is_overload(src, stmt))
+    return export(src.field_text(cls, "name"), "class", cls, _header(src, cls, body), _docstring(src, body),
                   members, span_node=span)
+
+
+_OVERLOAD = ("overload", "typing.overload", "typing_extensions.overload", "t.overload")
+
+
+def _is_overload(src: Source, stmt: Node) -> bool:
+    return stmt.type == "decorated_definition" and any(d in _OVERLOAD for d in _decorators(stmt, src))
+
+
+def _add(exports: list[Export], seen: dict[str, int], overloads: set[str], item: Export, overload: bool) -> None:
+    """The first definition of a name stands, except `@overload` stubs, which the implementation replaces
+    (as griffe shows them: the implementation's signature is the one callers get at run time)."""
+    if item.name not in seen:
+        seen[item.name] = len(exports)
+        exports.append(item)
+    elif item.name in overloads and not overload:
+        exports[seen[item.name]] = item
+    else:
+        return
+    if overload:
+        overloads.add(item.name)
+    else:
+        overloads.discard(item.name)
 
 
 def _definitions(src: Source, stmt: Node, member: bool) -> list[Export]:
@@ -193,30 +234,87 @@ def _imports(src: Source, stmt: Node) -> list[Import]:
             elif item.type == "dotted_name":
                 names.append(src.text(item))
         return [make_import(spec, stmt, relative=spec.startswith("."), names=names)]
-    if stmt.type == "future_import_statement":
-        return []
     return []
+
+
+def _split(imports: list[Import]) -> list[Import]:
+    """`from . import a, b` as one import per name: each name is usually a submodule, a file of its own."""
+    out = []
+    for imp in imports:
+        if imp.relative and not imp.specifier.strip(".") and len(imp.names) > 1:
+            out.extend(imp.model_copy(update={"names": [name]}) for name in imp.names)
+        else:
+            out.append(imp)
+    return out
+
+
+def _reexports(src: Source, stmt: Node) -> list[tuple[str, str]]:
+    """(name, signature) of each redundant alias (`from m import x as x`, `import x as x`): PEP 484's explicit
+    re-export, which type checkers and griffe read as public API."""
+    out = []
+    module = stmt.child_by_field_name("module_name") if stmt.type == "import_from_statement" else None
+    for item in stmt.named_children:
+        if item.type != "aliased_import":
+            continue
+        name, alias = src.field_text(item, "name"), src.field_text(item, "alias")
+        if name == alias and "." not in name:
+            out.append((name, f"from {src.text(module)} import {name}" if module is not None else f"import {name}"))
+    return out
+
+
+_IMPORT_TYPES = ("import_statement", "import_from_statement")
+# statements whose bodies may hold an import (functions' local imports are edges too)
+_CONTAINERS = frozenset(("block", "function_definition", "class_definition", "decorated_definition", "if_statement",
+                         "elif_clause", "else_clause", "try_statement", "except_clause", "except_group_clause",
+                         "finally_clause", "with_statement", "for_statement", "while_statement", "match_statement",
+                         "case_clause"))
+
+
+def _nested_imports(src: Source, node: Node, out: list[Import]) -> None:
+    for child in node.named_children:
+        if child.type in _IMPORT_TYPES:
+            out.extend(_split(_imports(src, child)))
+        elif child.type in _CONTAINERS:
+            _nested_imports(src, child, out)
+
+
+def _main_guard(src: Source, stmt: Node) -> bool:
+    """`if __name__ == "__main__":` — what it binds runs only as a script, never on import."""
+    condition = stmt.child_by_field_name("condition")
+    if condition is None or condition.type != "comparison_operator":
+        return False
+    text = "".join(src.text(condition).split()).replace("'", '"')
+    return text in ('__name__=="__main__"', '"__main__"==__name__')
 
 
 def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     exports: list[Export] = []
     imports: list[Import] = []
-    seen: set[str] = set()
+    local: list[Import] = []
+    seen: dict[str, int] = {}
+    overloads: set[str] = set()
     declared_all: list[str] | None = None
     imported: dict[str, Import] = {}
-    pending = []
+    conditional: set[str] = set()  # names defined in if/try/with blocks
+    pending: list[tuple[Node, bool]] = []
     for stmt in root.named_children:  # a top-level ERROR node (tree-sitter gave up on a span) still holds statements
-        pending.extend(stmt.named_children if stmt.type == "ERROR" else [stmt])
+        pending.extend((s, False) for s in (stmt.named_children if stmt.type == "ERROR" else [stmt]))
     while pending:
-        stmt = pending.pop(0)
-        if stmt.type in _BLOCKS:
-            pending[0:0] = _nested_statements(stmt)
+        stmt, nested = pending.pop(0)
+        if stmt.type == "if_statement" and _main_guard(src, stmt):
+            _nested_imports(src, stmt, local)
             continue
-        if stmt.type in ("import_statement", "import_from_statement"):
-            for imp in _imports(src, stmt):
+        if stmt.type in _BLOCKS:
+            pending[0:0] = [(s, True) for s in _nested_statements(stmt)]
+            continue
+        if stmt.type in _IMPORT_TYPES:
+            for imp in _split(_imports(src, stmt)):
                 imports.append(imp)
                 for name in imp.names:
                     imported.setdefault(name, imp)
+            for name, signature in _reexports(src, stmt):
+                _add(exports, seen, overloads, Export(name=name, kind="other", signature=signature,
+                                                     start_line=line(stmt), end_line=line(stmt)), False)
             continue
         names = _all_names(src, stmt)
         if names is not None:
@@ -227,12 +325,19 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             else:
                 declared_all = (declared_all or []) + names
             continue
+        if stmt.type in _CONTAINERS:
+            _nested_imports(src, stmt, local)
+        overload = _is_overload(src, stmt)
         for item in _definitions(src, stmt, member=False):
-            if item.name not in seen:
-                seen.add(item.name)
-                exports.append(item)
+            _add(exports, seen, overloads, item, overload)
+            if nested:
+                conditional.add(item.name)
+    imports += local
     if declared_all is None or declared_all is _DYNAMIC:  # no __all__, or one computed at run time
-        return [e for e in exports if _public(e.name)], imports
+        # a name the module imports and defines only in a block is the import with a fallback or a platform
+        # variant (`try: import x` / `except ImportError: x = None`): the import's name, not this module's API
+        return [e for e in exports if _public(e.name)
+                and not (e.kind != "other" and e.name in imported and e.name in conditional)], imports
     by_name = {e.name: e for e in exports}
     chosen: list[Export] = []
     for name in dict.fromkeys(declared_all):

@@ -160,15 +160,31 @@ def _top_level_imports(stmts: list[ast.stmt]) -> set[str]:
     return names
 
 
+def _main_guard(st: ast.stmt) -> bool:
+    return isinstance(st, ast.If) and ast.unparse(st.test).replace("'", '"') in (
+        '__name__ == "__main__"', '"__main__" == __name__')
+
+
+def _redundant_aliases(stmts: list[ast.stmt]) -> list[str]:
+    """`from m import x as x` / `import x as x`: PEP 484's explicit re-export."""
+    return [a.name for st in stmts if isinstance(st, ast.Import | ast.ImportFrom) for a in st.names
+            if a.asname == a.name and "." not in a.name]
+
+
 def python_ast_exports(path: Path) -> dict[str, Any]:
+    """As griffe sees a module (issue 19): a `__main__` guard binds nothing; a name imported and defined only in
+    an if/try/with block is the import with a fallback, not API; redundant aliases re-export."""
     tree = ast.parse(path.read_bytes())
+    body = [st for st in tree.body if not _main_guard(st)]
     defined: dict[str, ast.stmt] = {}
-    for name, st in _defined(tree.body):
+    for name, st in _defined(body):
         defined.setdefault(name, st)
-    imported = _top_level_imports(tree.body)
-    listed = _all(tree.body)
+    imported = _top_level_imports(body)
+    conditional = {n for st in body if isinstance(st, ast.If | ast.Try | ast.With) for n, _ in _defined([st])}
+    listed = _all(body)
     if listed is None or listed is DYNAMIC:
-        names = [n for n in defined if _public(n)]
+        names = [n for n in dict.fromkeys([*_redundant_aliases(body), *defined])
+                 if _public(n) and not (n in defined and n in imported and n in conditional)]
     else:
         names = [n for n in dict.fromkeys(listed) if n in defined or n in imported]
     out: dict[str, Any] = {}
