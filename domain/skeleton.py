@@ -116,7 +116,7 @@ class Import(_Model):
     specifier: str
     relative: bool = False
     # project-relative posix path of the imported file when it is inside the project; for imports that name a
-    # package rather than a file (Go packages, Java `pkg.*`) the package's directory
+    # package rather than a file (Java `pkg.*`) the package's directory; a Go package: one file of it
     resolved: str | None = None
     names: list[str] = Field(default_factory=list)
     line: int | None = None

@@ -5,7 +5,10 @@ consts and vars whose names are capitalised. Methods with an exported name on an
 members of that type when it is declared in the same file, and otherwise top-level exports named
 "Type.Method" (kind "method"). Struct members: exported fields and exported embedded types; interface
 members: exported methods and embedded interfaces. Docs are the `//` comments above. Imports: each import
-spec (alias or package name in `names`), resolved to the package directory through go.mod.
+spec (alias or package name in `names`), resolved through go.mod (adapters.code_parser.resolve).
+
+The functions `go test` runs (TestXxx, BenchmarkXxx, ExampleXxx, FuzzXxx in a _test.go file) are not exports:
+no other package can call them, so removing one is not API drift.
 """
 
 from __future__ import annotations
@@ -16,6 +19,19 @@ from domain.skeleton import Export, Import
 
 def _exported(name: str) -> bool:
     return bool(name) and name[0].isupper()
+
+
+_TEST_PREFIXES = ("Test", "Benchmark", "Example", "Fuzz")
+
+
+def _test_function(name: str) -> bool:
+    """`go test`'s rule: the prefix alone, or followed by anything but a lower-case letter (Testing is not)."""
+    for prefix in _TEST_PREFIXES:
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            if not rest or not rest[0].islower():
+                return True
+    return False
 
 
 def _type_name(src: Source, node: Node | None) -> str:
@@ -114,13 +130,14 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     exports: list[Export] = []
     imports: list[Import] = []
     methods: list[tuple[str, Export]] = []
+    test_file = src.path.endswith("_test.go")
     for node in root.named_children:
         t = node.type
         if t == "import_declaration":
             imports += _imports(src, node)
         elif t == "function_declaration":
             name = src.field_text(node, "name")
-            if _exported(name):
+            if _exported(name) and not (test_file and _test_function(name)):
                 exports.append(export(name, "function", node, src.header(node), doc_before(src, node)))
         elif t == "method_declaration":
             name = src.field_text(node, "name")

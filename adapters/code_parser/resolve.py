@@ -3,7 +3,9 @@
 Resolved:
 - Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`;
 - JavaScript/TypeScript: relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files, `./x.js` naming x.ts;
-- Go: module path from the nearest go.mod → the package *directory*;
+- Go: module path (the module root package too) and local `replace` directives of the nearest go.mod → one file
+  of the package (named after it or its directory, else doc.go, else the first non-test file); a `replace` out
+  of the project root is an external import, never read;
 - Rust: `mod x;`, `crate::`/`self::`/`super::` paths and 2018 child-module paths → the module's file;
 - Java, Kotlin, Scala: package → file under the file's source root, `pkg.*` → the package directory;
 - C/C++: `#include "…"` beside the file, then under `include/` dirs and the project root;
@@ -21,6 +23,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from domain.skeleton import FileSkeleton, Import
 
@@ -34,7 +37,8 @@ class ProjectIndex:
         self.root = os.fspath(root)
         self._files: dict[str, bool] = dict.fromkeys(known_files or (), True)
         self._dirs: dict[str, bool] = {}
-        self._go_mod: dict[str, tuple[str, str] | None] = {}
+        self._go_mod: dict[str, GoModule | None] = {}
+        self._go_files: dict[tuple[str, str], str | None] = {}
         self.memo: dict[tuple[str, str, str, str, bool], str | None] = {}  # resolutions already made
 
     def is_file(self, rel: str) -> bool:
@@ -70,25 +74,79 @@ class ProjectIndex:
             d = posixpath.dirname(d)
         return out
 
-    def go_module(self, rel_dir: str) -> tuple[str, str] | None:
-        """(module path, directory of its go.mod) for the nearest go.mod at or above a directory."""
+    def go_module(self, rel_dir: str) -> GoModule | None:
+        """The module of the nearest go.mod at or above a directory."""
         for d in self.ancestors(rel_dir):
             if d in self._go_mod:
                 return self._go_mod[d]
             mod = posixpath.join(d, "go.mod") if d else "go.mod"
             if self.is_file(mod):
-                found = None
                 try:
                     with open(os.path.join(self.root, mod), encoding="utf-8", errors="replace") as fh:
-                        for text in fh:
-                            if text.startswith("module "):
-                                found = (text.split()[1].strip('"'), d)
-                                break
+                        found = parse_go_mod(fh.read(1_000_000), d)
                 except OSError:
                     found = None
                 self._go_mod[d] = found
                 return found
         return None
+
+    def go_package_file(self, rel_dir: str, name: str = "") -> str | None:
+        """The file that stands for a Go package: <name>.go (the import path's last element), <dir name>.go,
+        doc.go, else its first non-test .go file."""
+        if (rel_dir, name) in self._go_files:
+            return self._go_files[rel_dir, name]
+        names: list[str] = []
+        if self.is_dir(rel_dir):
+            try:
+                with os.scandir(os.path.join(self.root, rel_dir or ".")) as it:
+                    names = sorted(e.name for e in it if e.name.endswith(".go") and not e.name.endswith("_test.go")
+                                   and e.is_file(follow_symlinks=False))
+            except OSError:
+                names = []
+        base = posixpath.basename(rel_dir)
+        chosen = next((n for n in (f"{name}.go", f"{base}.go", "doc.go") if n in names), names[0] if names else None)
+        found = self._go_files[rel_dir, name] = _join(rel_dir, chosen) if chosen else None
+        return found
+
+
+@dataclass(frozen=True)
+class GoModule:
+    """A go.mod: its module path, its directory, and its `replace`s by a local directory (old module path →
+    the directory, project-relative and normalised: it starts with ../ when it leads out of the project)."""
+
+    path: str
+    dir: str
+    replaces: tuple[tuple[str, str], ...] = ()
+
+
+def parse_go_mod(text: str, mod_dir: str) -> GoModule | None:
+    """The module line and the local-path `replace` directives (single and in blocks) of a go.mod."""
+    module = None
+    replaces: list[tuple[str, str]] = []
+    block = ""
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block:
+            if line == ")":
+                block = ""
+                continue
+            line = f"{block} {line}"
+        elif line.endswith("(") and line[:-1].strip() in ("replace", "require", "exclude", "retract"):
+            block = line[:-1].strip()
+            continue
+        words = line.split()
+        if words[0] == "module" and len(words) > 1:
+            module = words[1].strip('"`')
+        elif words[0] == "replace" and "=>" in words:
+            arrow = words.index("=>")
+            old = words[1].strip('"`') if arrow > 1 else ""
+            new = words[arrow + 1].strip('"`') if len(words) > arrow + 1 else ""
+            if old and (new.startswith(("./", "../")) or new in (".", "..") or new.startswith("/")):
+                target = new if new.startswith("/") else posixpath.normpath(posixpath.join(mod_dir or ".", new))
+                replaces.append((old, target))
+    return GoModule(module, mod_dir, tuple(replaces)) if module else None
 
 
 def _dir(path: str) -> str:
@@ -144,12 +202,16 @@ def _go(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     found = ix.go_module(_dir(path))
     if found is None:
         return None
-    module, mod_dir = found
     spec = imp.specifier
-    if spec != module and not spec.startswith(module + "/"):
+    bases = [(found.path, found.dir), *found.replaces]
+    matches = [(old, d) for old, d in bases if spec == old or spec.startswith(old + "/")]
+    if not matches:
         return None
-    target = _join(mod_dir, spec[len(module) + 1 :]) if spec != module else mod_dir
-    return target if ix.is_dir(target) else None
+    old, base = max(matches, key=lambda m: len(m[0]))
+    target = posixpath.normpath(posixpath.join(base or ".", spec[len(old) + 1:])) if spec != old else base
+    if target.startswith(("/", "../")) or target == "..":
+        return None  # a replace leading out of the project: an external import, never read
+    return ix.go_package_file("" if target == "." else target, spec.rsplit("/", 1)[-1])
 
 
 def _rust_crate_src(path: str, ix: ProjectIndex) -> str | None:

@@ -1,6 +1,8 @@
 // Prints, for each Go file given on the command line, what go/ast says it exports:
 // {path: {name: [member names] | null}} as JSON. Methods are "Recv.Method"; struct members are exported
-// fields and embedded types, interface members exported methods and embedded interfaces.
+// fields and embedded types, interface members exported methods and embedded interfaces. In a _test.go file the
+// functions `go test` runs (`go help testfunc`: TestXxx, BenchmarkXxx, ExampleXxx, FuzzXxx) are left out: no
+// other package can call them.
 // Run: go run go_exports.go files…
 package main
 
@@ -11,7 +13,27 @@ import (
 	"go/token"
 	"os"
 	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
+
+// isTestFunc is cmd/go's rule: the prefix alone, or followed by a rune that is not a lower-case letter.
+func isTestFunc(name string) bool {
+	for _, prefix := range []string{"Test", "Benchmark", "Example", "Fuzz"} {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		if len(name) == len(prefix) {
+			return true
+		}
+		r, _ := utf8.DecodeRuneInString(name[len(prefix):])
+		if !unicode.IsLower(r) {
+			return true
+		}
+	}
+	return false
+}
 
 func baseName(e ast.Expr) string {
 	switch t := e.(type) {
@@ -67,7 +89,7 @@ func main() {
 			switch decl := d.(type) {
 			case *ast.FuncDecl:
 				if decl.Recv == nil {
-					if decl.Name.IsExported() {
+					if decl.Name.IsExported() && !(strings.HasSuffix(path, "_test.go") && isTestFunc(decl.Name.Name)) {
 						out[decl.Name.Name] = nil
 					}
 				} else if len(decl.Recv.List) > 0 {

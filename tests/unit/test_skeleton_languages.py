@@ -121,10 +121,11 @@ def test_go(parser: TreeSitterCodeParser) -> None:
     assert members(engine.exports, "Runner") == {"Run": "method", "Stringer": "interface"}
     new = next(e for e in engine.exports if e.name == "New")
     assert (new.signature, new.doc) == ("func New(name string) *Engine", "New builds an engine.")
-    assert imports(engine) == [("strings", None), ("example.com/app/pkg/util", "pkg/util")]
+    assert imports(engine) == [("strings", None), ("example.com/app/pkg/util", "pkg/util/util.go")]
     assert shape(file(m, "pkg/core/extra.go").exports) == {"Engine.Stop": "method"}
-    assert imports(file(m, "pkg/util/util.go")) == [("example.com/app/pkg/core", "pkg/core")]  # the cycle
-    assert imports(file(m, "main.go")) == [("fmt", None), ("example.com/app/pkg/core", "pkg/core")]
+    # a package resolves to one of its files (no core.go nor doc.go in pkg/core: the first one)
+    assert imports(file(m, "pkg/util/util.go")) == [("example.com/app/pkg/core", "pkg/core/engine.go")]  # the cycle
+    assert imports(file(m, "main.go")) == [("fmt", None), ("example.com/app/pkg/core", "pkg/core/engine.go")]
 
 
 def test_rust(parser: TreeSitterCodeParser) -> None:
