@@ -1,0 +1,57 @@
+"""Python on real packages (issue 19's CI subset: click 8.1.8 and 8.2.1 from PyPI) against griffe and
+ast+importlib, with the targets of benchmarks/realcode_python.py. The corpus comes from
+`scripts/fetch_corpus.sh --ci` (.ci/run); without it the tests skip, unless CI is set, where they fail."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from benchmarks import realcode_python as bench
+
+
+def package(name: str) -> Path:
+    found = bench.CORPUS / name
+    if not (found / ".complete").exists():
+        message = f"{found} missing: run scripts/fetch_corpus.sh --ci"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.mark.parametrize("name", bench.CI_PACKAGES)
+def test_exports_members_and_edges_match_griffe_and_importlib(name: str) -> None:
+    f = bench.measure(package(name))
+    assert f.export_recall >= bench.EXPORT_TARGET, f.missed
+    assert f.export_precision >= bench.EXPORT_TARGET, f.extra
+    assert f.member_recall >= bench.MEMBER_TARGET, f.missed_members
+    assert f.edge_recall >= bench.EDGE_TARGET, f.missed_edges
+    assert f.edge_precision >= bench.EDGE_TARGET, f.extra_edges
+
+
+def test_click_init_re_exports_the_api_and_overloads_show_the_implementation() -> None:
+    root = package("click-8.2.1")
+    merged = bench.scan(root)
+    init = merged.file("src/click/__init__.py")
+    assert init is not None
+    names = {e.name: e for e in init.exports}
+    assert {"Argument", "Command", "Group", "echo", "option"} <= names.keys()
+    assert names["Argument"].signature == "from .core import Argument"
+    decorators = merged.file("src/click/decorators.py")
+    assert decorators is not None
+    command = next(e for e in decorators.exports if e.name == "command")
+    assert command.signature.startswith("def command( name: str | _AnyCallable | None = None,")  # not a stub
+    core = merged.file("src/click/core.py")
+    assert core is not None
+    assert "src/click/decorators.py" in {i.resolved for i in core.imports}  # imported inside a method
+
+
+def test_drift_between_click_releases_matches_griffe() -> None:
+    d = bench.measure_drift(package("click-8.1.8"), package("click-8.2.1"))
+    for kind, (precision, recall) in d.kinds.items():
+        assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
+        assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
+    assert d.breakage_recall >= bench.DRIFT_TARGET, d.misses["breakages missed"]
