@@ -4,15 +4,17 @@ Exported: `export` declarations (function, class, interface, type, enum, namespa
 export per declarator; `declare` forms and overloads count once), `export default …` (name "default"),
 `export { a as b }` (name b, kind of the local declaration), re-exports `export { x } from "./m"` and
 `export * as ns from "./m"` (`export * from "./m"` adds no names of its own: it is recorded as an import
-with names ["*"]), `export =` (name "export="), `export import A = …`, and CommonJS `module.exports = {…}`,
-`module.exports.x =`, `exports.x =`. Members: public methods, accessors and fields of classes (not
-`private`/`protected`/`#private`), the properties and methods of interfaces, enum members, and the exports of
+with names ["*"]), `export =` (name "export="), `export import A = …`, and, outside TypeScript
+files, CommonJS (adapters/code_parser/commonjs.py: module.exports and its aliases, prototype members,
+re-exports). Members: public methods, accessors and fields of classes (not `private`/`protected`/`#private`),
+the properties and methods of interfaces, enum members, and the exports of
 namespaces. Docs are the `/** … */` comment above. Imports: `import … from`, side-effect imports,
-re-exports, `import x = require()`, and top-level `require("…")` calls.
+re-exports, `import x = require()`, and every `require("…")` call.
 """
 
 from __future__ import annotations
 
+from adapters.code_parser import commonjs
 from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
@@ -183,39 +185,8 @@ def _import_names(src: Source, stmt: Node) -> list[str]:
     return names
 
 
-def _require(src: Source, value: Node | None) -> str | None:
-    if value is not None and value.type == "await_expression" and value.named_child_count:
-        value = value.named_children[0]
-    if value is None or value.type != "call_expression":
-        return None
-    fn, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
-    if fn is None or src.text(fn) != "require" or args is None or args.named_child_count != 1:
-        return None
-    arg = args.named_children[0]
-    return _string(src, arg) if arg.type == "string" else None
-
-
 def _is_relative(spec: str) -> bool:
     return spec.startswith("./") or spec.startswith("../") or spec in (".", "..")
-
-
-def _commonjs(src: Source, stmt: Node, exports: list[Export]) -> None:
-    expr = stmt.named_children[0] if stmt.named_child_count else None
-    if expr is None or expr.type != "assignment_expression":
-        return
-    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
-    target = src.text(left)
-    if target == "module.exports":
-        if right is not None and right.type == "object":
-            for p in right.named_children:
-                key = p.child_by_field_name("key") if p.type in ("pair", "method_definition") else p
-                if p.type in ("pair", "shorthand_property_identifier", "method_definition") and key is not None:
-                    exports.append(export(unquote(src.text(key)), "variable", p, " ".join(src.text(p).split())[:120]))
-        else:
-            exports.append(export("export=", "other", stmt, f"module.exports = {src.signature(right)}"[:200]))
-    elif target.startswith(("module.exports.", "exports.")) and target.count(".") == target.startswith("module") + 1:
-        kind = "function" if right is not None and right.type in _FUNCTION_VALUES else "variable"
-        exports.append(export(target.rsplit(".", 1)[1], kind, stmt, src.signature(expr, right, "=")))
 
 
 def _statements(program: Node) -> list[Node]:
@@ -260,24 +231,16 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
         elif t in ("lexical_declaration", "variable_declaration"):
             for d in stmt.named_children:
                 if d.type == "variable_declarator":
-                    spec = _require(src, d.child_by_field_name("value"))
                     name_node = d.child_by_field_name("name")
-                    if spec:
-                        names = _declarator_names(src, name_node) if name_node is not None else []
-                        imports.append(make_import(spec, stmt, relative=_is_relative(spec), names=names))
-                    elif name_node is not None and name_node.type == "identifier":
+                    if name_node is not None and name_node.type == "identifier" and not commonjs.require_spec(
+                            src, d.child_by_field_name("value")):
                         locals_[src.text(name_node)] = stmt
         elif t == "expression_statement":
-            spec = _require(src, stmt.named_children[0]) if stmt.named_child_count else None
             text = src.text(stmt)
             if text.startswith(("export default", "export =")):  # a form the grammar did not parse (ERROR inside)
                 name = "default" if text.startswith("export default") else "export="
                 kind = "function" if text[14:].lstrip().startswith("function") else "other"
                 exports.append(export(name, kind, stmt, src.signature(stmt, None, ";").split("{")[0].strip()[:200]))
-            elif spec:
-                imports.append(make_import(spec, stmt, relative=_is_relative(spec)))
-            elif not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
-                _commonjs(src, stmt, exports)
         elif t in _KINDS or t == "ambient_declaration":
             for e in declarations(src, stmt, stmt):
                 locals_.setdefault(e.name, stmt)
@@ -296,13 +259,17 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
             exports.append(found[0].model_copy(update={"name": name}))
         else:
             exports.append(export(name, "other", spec_node, f"export {{ {src.text(spec_node)} }}"))
+    return _unique(exports), imports
+
+
+def _unique(exports: list[Export]) -> list[Export]:
     seen: set[str] = set()
     unique = []
     for e in exports:  # overloads and declaration merging: one export per name
         if e.name not in seen:
             seen.add(e.name)
             unique.append(e)
-    return unique, imports
+    return unique
 
 
 def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: list[Import],
@@ -355,4 +322,10 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
 
 
 def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
-    return _module_exports(src, root)
+    exports, imports = _module_exports(src, root)
+    if b"require(" in src.data:
+        imports = sorted([*imports, *commonjs.imports(src, root)], key=lambda i: i.line or 0)
+    if not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
+        cjs, _ = commonjs.exports(src, _statements(root), lambda decl, span: declarations(src, decl, span))
+        exports = _unique([*exports, *cjs])
+    return exports, imports

@@ -1,0 +1,207 @@
+"""CommonJS: what `require("./file")` hands back, read from the assignments Node runs when it loads the file.
+
+Exports (the keys a consumer sees, as `Object.keys(require(file))` lists them):
+- `module.exports = {a, b: …}` → a, b; `module.exports = fn | class | identifier of one` → "export=" (the
+  callable itself), with the class's members, or the `Fn.prototype.x = …` assignments as members;
+- `module.exports.x =`, `exports.x =`, and `alias.x =` where the alias is bound to module.exports anywhere at
+  top level (`var app = exports = module.exports = {}`, `var proto = module.exports = function …`,
+  `module.exports = req` with `var req = Object.create(…)`) → x; chains `req.get = req.header = …` name each;
+- `Object.defineProperty(alias, "x", {enumerable: true, …})`, or a local helper that calls it the same way
+  (`defineGetter(req, "protocol", …)`) → x;
+- `module.exports = require("./m")` hands m's exports on: no names of its own, an import of m with names ["*"]
+  (as `export * from`).
+Names made by computed keys (`app[method] = …` in a loop) cannot be read from the text and are not guessed.
+
+Imports: every `require("…")` call with a string argument, wherever it is (`require('./utils').methods`, in a
+function body), with the names it binds (the declarator's, the property read, or ["*"] for a re-export).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from adapters.code_parser.base import Node, Source, export, make_import, unquote
+from domain.skeleton import Export, Import
+
+FUNCTIONS = ("arrow_function", "function_expression", "function", "generator_function")
+_CLASSES = ("class", "class_declaration")
+_ROOT = "module.exports"
+
+
+def _chain(node: Node | None) -> tuple[list[Node], Node | None]:
+    """`a = b = c = value` → ([a, b, c], value)."""
+    targets = []
+    while node is not None and node.type == "assignment_expression":
+        targets.append(node.child_by_field_name("left"))
+        node = node.child_by_field_name("right")
+    return targets, node
+
+
+def _assignments(src: Source, statements: list[Node]) -> list[tuple[Node, list[str], Node | None]]:
+    """(statement, assigned target texts, value) for each top-level assignment or declarator chain."""
+    out = []
+    for stmt in statements:
+        if stmt.type == "expression_statement" and stmt.named_child_count:
+            targets, value = _chain(stmt.named_children[0])
+            if targets:
+                out.append((stmt, [src.text(t) for t in targets], value))
+        elif stmt.type in ("lexical_declaration", "variable_declaration"):
+            for d in stmt.named_children:
+                name = d.child_by_field_name("name") if d.type == "variable_declarator" else None
+                if name is not None and name.type == "identifier":
+                    targets, value = _chain(d.child_by_field_name("value"))
+                    out.append((stmt, [src.text(name), *(src.text(t) for t in targets)], value))
+    return out
+
+
+def _locals(src: Source, statements: list[Node]) -> dict[str, Node]:
+    """Top-level name → the function, class or value it is declared as."""
+    out: dict[str, Node] = {}
+    for stmt in statements:
+        if stmt.type in ("function_declaration", "generator_function_declaration", "class_declaration"):
+            out.setdefault(src.field_text(stmt, "name"), stmt)
+        elif stmt.type in ("lexical_declaration", "variable_declaration"):
+            for d in stmt.named_children:
+                name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+                if name is not None and name.type == "identifier" and value is not None:
+                    out.setdefault(src.text(name), _chain(value)[1] or value)
+    return out
+
+
+def require_spec(src: Source, node: Node | None) -> str | None:
+    """The string a `require("…")` call names, else None."""
+    if node is None or node.type != "call_expression":
+        return None
+    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+    if fn is None or fn.type != "identifier" or src.text(fn) != "require" or args is None:
+        return None
+    if args.named_child_count != 1 or args.named_children[0].type != "string":
+        return None
+    return unquote(src.text(args.named_children[0]))
+
+
+def _kind(value: Node | None) -> str:
+    if value is None:
+        return "variable"
+    if value.type in FUNCTIONS or value.type in ("function_declaration", "generator_function_declaration"):
+        return "function"
+    return "class" if value.type in _CLASSES else "variable"
+
+
+def _enumerable_define(src: Source, stmt: Node, aliases: set[str], helpers: set[str]) -> tuple[str, Node] | None:
+    call = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else None
+    if call is None or call.type != "call_expression":
+        return None
+    fn, args = src.field_text(call, "function"), call.child_by_field_name("arguments")
+    if args is None or args.named_child_count < 2 or src.text(args.named_children[0]) not in aliases:
+        return None
+    key = args.named_children[1]
+    if key.type != "string":
+        return None
+    if fn in helpers or (fn == "Object.defineProperty" and "enumerable: true" in " ".join(src.text(args).split())):
+        return unquote(src.text(key)), call
+    return None
+
+
+def exports(src: Source, statements: list[Node],
+            declare: Callable[[Node, Node], list[Export]]) -> tuple[list[Export], str | None]:
+    """The CommonJS exports of a file, and the specifier it re-exports whole (`module.exports = require(…)`).
+
+    `declare(decl, span)` is the ES declaration reader (a class's members come from it)."""
+    assigns = _assignments(src, statements)
+    local = _locals(src, statements)
+    aliases = {"exports", _ROOT}
+    root: tuple[Node, Node | None] | None = None
+    for stmt, targets, value in assigns:
+        if _ROOT in targets:
+            root = (stmt, value)
+            aliases.update(t for t in targets if t.isidentifier())
+            if value is not None and value.type == "identifier":
+                aliases.add(src.text(value))
+    out: list[Export] = []
+    reexport = None
+    callable_root: Node | None = None  # the function or class module.exports is
+    if root is not None:
+        stmt, value = root
+        target = local.get(src.text(value), value) if value is not None and value.type == "identifier" else value
+        reexport = require_spec(src, value)
+        if value is not None and value.type == "object":
+            for p in value.named_children:
+                key = (p.child_by_field_name("key") or p.child_by_field_name("name")) if p.type in (
+                    "pair", "method_definition") else p
+                if p.type in ("pair", "shorthand_property_identifier", "method_definition") and key is not None:
+                    kind = "function" if p.type == "method_definition" or _kind(
+                        p.child_by_field_name("value")) == "function" else "variable"
+                    out.append(export(unquote(src.text(key)), kind, p, " ".join(src.text(p).split())[:120]))
+        elif target is not None and _kind(target) != "variable":
+            callable_root = target
+            members = declare(target, stmt)[0].members if target.type in _CLASSES else []
+            sig = src.signature(target, target.child_by_field_name("body"), "{")
+            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], members=members))
+        elif reexport is None and value is not None and value.type in ("identifier", "member_expression") and (
+                target is None or target.type in ("identifier", "member_expression")):
+            out.append(export("export=", "other", stmt, f"module.exports = {src.text(value)}"[:200]))
+    prototypes = {f"{a}.prototype" for a in aliases if a.isidentifier() and callable_root is not None}
+    helpers = {name for name, node in local.items() if _kind(node) == "function"
+               and "defineProperty(" in src.text(node) and "enumerable: true" in " ".join(src.text(node).split())}
+    members: list[Export] = []
+    for stmt, targets, value in assigns:
+        for t in targets:
+            obj, _, prop = t.rpartition(".")
+            if not prop.isidentifier():
+                continue
+            body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
+            sig = src.signature(stmt, body, "=") if body is not None else f"{t} = …"
+            if obj in aliases:
+                out.append(export(prop, _kind(value), stmt, sig))
+            elif obj in prototypes:
+                members.append(export(prop, "method" if _kind(value) == "function" else "field", stmt, sig))
+    for stmt in statements:
+        found = _enumerable_define(src, stmt, aliases, helpers)
+        if found:
+            out.append(export(found[0], "property", stmt, src.signature(found[1])))
+    if members:
+        for i, e in enumerate(out):
+            if e.name == "export=":
+                have = {m.name for m in e.members}
+                out[i] = e.model_copy(update={"members": [*e.members, *(m for m in members if m.name not in have)]})
+    return out, reexport
+
+
+def imports(src: Source, root: Node) -> list[Import]:
+    """Every `require("…")` call of the file, in source order, with the names it binds."""
+    out: list[Import] = []
+    data = src.data
+    at = data.find(b"require(")
+    while at != -1:
+        ident = root.descendant_for_byte_range(at, at + 7)
+        call = ident.parent if ident is not None and ident.type == "identifier" else None
+        spec = require_spec(src, call)
+        if spec and call is not None:
+            parent = call.parent
+            names: list[str] = []
+            if parent is not None and parent.type == "variable_declarator":
+                name = parent.child_by_field_name("name")
+                names = _names(src, name) if name is not None else []
+            elif parent is not None and parent.type == "member_expression":
+                names = [src.field_text(parent, "property")]
+            elif parent is not None and parent.type == "assignment_expression" and src.text(
+                    parent.child_by_field_name("left")) in (_ROOT, "exports"):
+                names = ["*"]
+            relative = spec.startswith(("./", "../")) or spec in (".", "..")
+            out.append(make_import(spec, call, relative=relative, names=names))
+        at = data.find(b"require(", at + 8)
+    return out
+
+
+def _names(src: Source, pattern: Node) -> list[str]:
+    if pattern.type == "identifier":
+        return [src.text(pattern)]
+    out = []
+    for c in pattern.named_children:
+        if c.type in ("shorthand_property_identifier_pattern", "identifier"):
+            out.append(src.text(c))
+        elif c.type == "pair_pattern":
+            value = c.child_by_field_name("value")
+            out.extend(_names(src, value) if value is not None else [])
+    return out

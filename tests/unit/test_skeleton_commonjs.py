@@ -1,0 +1,100 @@
+"""CommonJS idioms of real packages (issue 19, express 4/5): what Node's `Object.keys(require(file))` lists and
+the files its loader resolves, read from the text. Checked against Node itself on the real packages in
+tests/realcode/test_javascript.py; these are the idioms one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.code_parser.treesitter import TreeSitterCodeParser
+
+
+def _scan(tmp_path: Path, files: dict[str, str]) -> dict:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return {f.path: f for f in TreeSitterCodeParser(workers=1).scan(tmp_path).files}
+
+
+def test_methods_on_an_object_later_assigned_to_module_exports_are_exports(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"lib/application.js": (
+        "var methods = require('./utils').methods;\n"
+        "var app = exports = module.exports = {};\n"
+        "app.init = function init() {};\n"
+        "/** Mount middleware. */\n"
+        "app.use = function use(fn) {\n  return this;\n};\n"
+        "app.get = app.header = function get(name) {};\n"
+        "methods.forEach(function (method) { app[method] = function () {}; });\n"
+        "defineGetter(app, 'protocol', function () { return 'http'; });\n"
+        "function defineGetter(obj, name, getter) {\n"
+        "  Object.defineProperty(obj, name, { configurable: true, enumerable: true, get: getter });\n}\n"),
+        "lib/utils.js": "exports.methods = ['get'];\n"})
+    app = sk["lib/application.js"]
+    by_name = {e.name: e for e in app.exports}
+    assert set(by_name) == {"init", "use", "get", "header", "protocol"}
+    assert by_name["use"].kind == "function"
+    assert by_name["use"].signature == "app.use = function use(fn)"
+    assert by_name["protocol"].kind == "property"
+    (imp,) = app.imports
+    assert (imp.specifier, imp.names, imp.resolved) == ("./utils", ["methods"], "lib/utils.js")
+    assert [e.name for e in sk["lib/utils.js"].exports] == ["methods"]
+
+
+def test_exports_equals_module_exports_equals_a_function_and_its_static_properties(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"lib/express.js": (
+        "var proto = require('./application');\n"
+        "exports = module.exports = createApplication;\n"
+        "function createApplication(options) { return proto; }\n"
+        "exports.application = proto;\n"
+        "exports.json = bodyParser.json;\n"),
+        "lib/application.js": "module.exports = {};\n"})
+    express = sk["lib/express.js"]
+    by_name = {e.name: e for e in express.exports}
+    assert set(by_name) == {"export=", "application", "json"}
+    assert by_name["export="].kind == "function"
+    assert "createApplication(options)" in by_name["export="].signature
+    assert [i.resolved for i in express.imports] == ["lib/application.js"]
+
+
+def test_module_exports_require_is_a_whole_reexport_with_an_edge(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"index.js": "'use strict';\n\nmodule.exports = require('./lib/express');\n",
+                          "lib/express.js": "module.exports.x = 1;\n"})
+    index = sk["index.js"]
+    assert index.exports == []
+    (imp,) = index.imports
+    assert (imp.names, imp.resolved) == (["*"], "lib/express.js")
+
+
+def test_prototype_assignments_are_members_of_the_exported_constructor(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"route.js": (
+        "module.exports = Route;\n"
+        "function Route(path) { this.path = path; }\n"
+        "Route.prototype.dispatch = function dispatch(req, res, done) {};\n"
+        "Route.prototype._options = function _options() {};\n"
+        "Route.prototype[method] = function () {};\n"
+        "function helper() { var later = require('./layer'); }\n"),
+        "layer.js": "class Layer { match(path) {} get name() { return ''; } #secret() {} }\nmodule.exports = Layer;\n"})
+    (route,) = sk["route.js"].exports
+    assert (route.name, route.kind) == ("export=", "function")
+    assert [m.name for m in route.members] == ["dispatch", "_options"]
+    assert [m.kind for m in route.members] == ["method", "method"]
+    assert [i.resolved for i in sk["route.js"].imports] == ["layer.js"]  # a require in a function body too
+    (layer,) = sk["layer.js"].exports
+    assert (layer.name, layer.kind) == ("export=", "class")
+    assert {m.name for m in layer.members} == {"match", "name"}
+
+
+def test_commonjs_in_cjs_files_and_object_literal_exports(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"util.cjs": "const { a } = require('./a.cjs');\nmodule.exports = { a, b() {}, c: 1 };\n",
+                          "a.cjs": "exports.a = function a() {};\n"})
+    util = sk["util.cjs"]
+    assert {e.name: e.kind for e in util.exports} == {"a": "variable", "b": "function", "c": "variable"}
+    assert [(i.names, i.resolved) for i in util.imports] == [(["a"], "a.cjs")]
+    assert [(e.name, e.kind) for e in sk["a.cjs"].exports] == [("a", "function")]
+
+
+def test_typescript_files_do_not_read_commonjs_assignments_as_exports(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"m.ts": "import x = require('./n');\nexports.y = 1;\nexport const z = 2;\n",
+                          "n.ts": "export = 1;\n"})
+    assert [e.name for e in sk["m.ts"].exports] == ["z"]
+    assert [(i.names, i.resolved) for i in sk["m.ts"].imports] == [(["x"], "n.ts")]
