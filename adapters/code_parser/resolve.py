@@ -1,7 +1,8 @@
 """Imports → project paths (project-relative, posix), per language; None when the target is not in the project.
 
 Resolved:
-- Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`;
+- Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`,
+  namespace packages (no `__init__.py`) holding the importing file;
 - JavaScript/TypeScript: relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files, `./x.js` naming x.ts;
 - Go: module path (the module root package too) and local `replace` directives of the nearest go.mod → one file
   of the package (named after it or its directory, else doc.go, else the first non-test file); a `replace` out
@@ -168,11 +169,14 @@ def _python(imp: Import, path: str, ix: ProjectIndex) -> str | None:
         roots = [base]
         module = spec[level:]
     else:
-        # source roots: above the topmost package holding the file, the project root, src/
+        # source roots: above the topmost package holding the file, the project root, src/, and above each
+        # directory holding the file that the import's first name names (a namespace package has no __init__.py)
         top = _dir(path)
         while top and ix.is_file(_join(top, "__init__.py")):
             top = _dir(top)
-        roots = list(dict.fromkeys([top, "", "src"]))
+        head = spec.split(".")[0]
+        namespaces = [_dir(d) for d in ix.ancestors(_dir(path)) if d and posixpath.basename(d) == head]
+        roots = list(dict.fromkeys([top, "", "src", *namespaces]))
         module = spec
     parts = module.split(".") if module else []
     for root in roots:

@@ -120,3 +120,20 @@ def test_an_import_with_a_fallback_is_not_an_export(parser: TreeSitterCodeParser
                        "    def SOCKSProxyManager(*args):\n        raise ValueError\n\n"
                        "if WIN:\n    TIMEOUT = 1\nelse:\n    TIMEOUT = 2\n")
     assert [e.name for e in sk.exports] == ["TIMEOUT"]
+
+
+def test_namespace_packages_resolve(parser: TreeSitterCodeParser, tmp_path: Path) -> None:
+    """acme/ and acme/tools/ have no __init__.py (PEP 420); the project is not laid out under src/."""
+    write(tmp_path, {
+        "plugins/acme/tools/__init__.py": "",
+        "plugins/acme/tools/run.py": "import acme.tools.util\nfrom acme.tools import util\nfrom acme.core import x\n"
+                                     "import json\n",
+        "plugins/acme/tools/util.py": "",
+        "plugins/acme/core.py": "x = 1\n",
+        "plugins/json.py": "",
+    })
+    run = parser.scan(tmp_path).file("plugins/acme/tools/run.py")
+    assert run is not None
+    assert [(i.specifier, i.resolved) for i in run.imports] == [
+        ("acme.tools.util", "plugins/acme/tools/util.py"), ("acme.tools", "plugins/acme/tools/util.py"),
+        ("acme.core", "plugins/acme/core.py"), ("json", None)]
