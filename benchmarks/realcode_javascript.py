@@ -213,6 +213,7 @@ def measure(pkg: Package) -> Figures:
 class DriftFigures:
     kinds: dict[str, tuple[float, float]]  # added/removed → (precision, recall)
     misses: dict[str, list[str]]
+    oracle_counts: dict[str, int]  # how many names Node sees added and removed
 
 
 def _names(api: Api) -> set[str]:
@@ -234,7 +235,7 @@ def measure_drift(old: Package, new: Package) -> DriftFigures:
         kinds[kind] = (ratio(len(hit), len(ours[kind])), ratio(len(hit), len(oracle[kind])))
         misses[f"{kind} missed"] = sorted(oracle[kind] - ours[kind])
         misses[f"{kind} extra"] = sorted(ours[kind] - oracle[kind])
-    return DriftFigures(kinds, misses)
+    return DriftFigures(kinds, misses, {k: len(v) for k, v in oracle.items()})
 
 
 def _target(metric: str, value: float, target: float) -> Row:

@@ -89,12 +89,12 @@ for (const f of files) {
     continue;
   }
   const owner = owners.get(m.exports);
-  const names = Object.keys(m.exports);
+  const names = m.exports == null ? [] : Object.keys(Object(m.exports));  // lodash's _nodeUtil.js may export undefined
   if (typeof m.exports === "function") names.push("export=");
   const members = {};
   const homes = {};  // export name → the package file whose module.exports it is (where its members are spelled)
   for (const n of names) {
-    const d = n === "export=" ? { value: m.exports } : Object.getOwnPropertyDescriptor(m.exports, n);
+    const d = n === "export=" ? { value: m.exports } : Object.getOwnPropertyDescriptor(Object(m.exports), n);
     const v = d && "value" in d ? d.value : undefined;  // a getter is never called
     const proto = typeof v === "function" && v.prototype;
     const own = proto ? Object.getOwnPropertyNames(proto).filter((k) => k !== "constructor") : [];

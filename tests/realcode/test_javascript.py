@@ -1,0 +1,65 @@
+"""JavaScript on real packages (issue 19's CI subset: express 4.22.3 and 5.3.0 from npm) against Node itself
+(Object.keys(require(file)), the files its loader resolves), with the targets of
+benchmarks/realcode_javascript.py. The corpus comes from `scripts/fetch_corpus.sh --ci` (.ci/run); without it
+the tests skip, unless CI is set, where they fail. Node is needed too (the oracle runs in it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from benchmarks import realcode_javascript as bench
+
+
+def package(pkg: bench.Package) -> bench.Package:
+    done = bench.CORPUS / pkg.spec / ".complete"
+    missing = None if done.exists() else f"{done.parent} missing: run scripts/fetch_corpus.sh --ci"
+    if missing is None and shutil.which("node") is None:
+        missing = "node is not installed (the CommonJS oracle runs in it)"
+    if missing is None and not bench.TYPESCRIPT.is_dir():
+        missing = f"{bench.TYPESCRIPT} missing: run scripts/install_test_tools.sh"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    return pkg
+
+
+@pytest.mark.parametrize("pkg", bench.CI_PACKAGES, ids=lambda p: p.spec)
+def test_exports_members_and_edges_match_node(pkg: bench.Package) -> None:
+    f = bench.measure(package(pkg))
+    assert f.files >= 7
+    assert f.export_recall >= bench.EXPORT_TARGET, f.missed
+    assert f.export_precision >= bench.EXPORT_TARGET, f.extra
+    assert f.member_recall >= bench.MEMBER_TARGET, f.missed_members
+    assert f.edge_recall >= bench.EDGE_TARGET, f.missed_edges
+    assert f.edge_precision >= bench.EDGE_TARGET, f.extra_edges
+
+
+def test_express_application_exports_and_utils_has_incoming_edges() -> None:
+    merged = bench.scan(package(bench.CI_PACKAGES[1]))
+    app = merged.file("lib/application.js")
+    assert app is not None
+    names = {e.name for e in app.exports}
+    assert {"use", "listen", "render", "set", "engine", "route"} <= names
+    express = merged.file("lib/express.js")
+    assert express is not None
+    assert {"export=", "application", "request", "response", "json", "static"} <= {e.name for e in express.exports}
+    index = merged.file("index.js")
+    assert index is not None
+    assert [(i.names, i.resolved) for i in index.imports] == [(["*"], "lib/express.js")]
+    importers = {f.path for f in merged.files for i in f.imports if i.resolved == "lib/utils.js"}
+    assert {"lib/application.js", "lib/response.js"} <= importers
+    external = [i for i in app.imports if not i.relative]
+    assert external and all(i.resolved is None for i in external)  # packages beside it are never read
+
+
+def test_drift_between_express_4_and_5_matches_node() -> None:
+    old, new = (package(p) for p in bench.DRIFT)
+    d = bench.measure_drift(old, new)
+    for kind, (precision, recall) in d.kinds.items():
+        assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
+        assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
+    assert d.oracle_counts["added"] >= 1 and d.oracle_counts["removed"] >= 10  # a real difference was measured
