@@ -11,7 +11,8 @@ computed at run time (a comprehension, a name) is ignored. A name's first defini
 stubs: the implementation replaces them (its signature is the one called; a stub file keeps the first overload).
 Members of a class: its methods whose names do not start with `_` plus dunder methods (`__init__` as
 "constructor", `@property` as "property"), public class attributes ("field") and public nested classes. A
-signature ends at the colon (a comment after it belongs to the body). Docs are docstrings. Imports: `import a.b`,
+signature ends at the colon (a comment after it belongs to the body); a string annotation shows unquoted
+(`-> "Context"` as `-> Context`). Docs are docstrings. Imports: `import a.b`,
 `from .x import y` (relative when dotted), wherever they are (function-local imports are edges too);
 `from . import a, b` is one import per name (each usually a submodule). Not read: `from x import *`'s names.
 """
@@ -19,11 +20,13 @@ signature ends at the colon (a comment after it belongs to the body). Docs are d
 from __future__ import annotations
 
 import inspect
+import re
 
-from adapters.code_parser.base import Node, Source, export, line, make_import
+from adapters.code_parser.base import MAX_SIGNATURE, Node, Source, export, line, make_import
 from domain.skeleton import Export, Import
 
 _BLOCKS = ("if_statement", "try_statement", "with_statement")
+_WS = re.compile(r"\s+")
 
 
 def _public(name: str) -> bool:
@@ -86,7 +89,36 @@ def _header(src: Source, node: Node, body: Node | None) -> str:
             break
         if child.type == ":":
             colon = child
-    return src.signature(node, colon or body, ":")
+    end = colon or body
+    quoted = _quoted_annotations(src, node) if node.type == "function_definition" else []
+    if not quoted:
+        return src.signature(node, end, ":")
+    # a string annotation is the type it names (PEP 563; griffe reads it so): `-> "Context"` shows as
+    # `-> Context`, and quoting or unquoting one is no change of the signature
+    pieces, at = [], node.start_byte
+    stop = end.start_byte if end is not None else node.end_byte
+    for string in quoted:
+        pieces += [src.span(at, string.start_byte), src.text(string.named_children[1])]
+        at = string.end_byte
+    pieces.append(src.span(at, stop))
+    text = _WS.sub(" ", "".join(pieces)).strip().rstrip(":").rstrip()
+    return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
+
+
+def _quoted_annotations(src: Source, fn: Node) -> list[Node]:
+    """The plain string literals that make a whole parameter or return annotation, in source order."""
+    types = [p.child_by_field_name("type") for p in (fn.child_by_field_name("parameters") or fn).named_children
+             if p.type in ("typed_parameter", "typed_default_parameter")]
+    types.append(fn.child_by_field_name("return_type"))
+    out = []
+    for t in types:
+        if t is not None and t.named_child_count == 1 and t.named_children[0].type == "string":
+            string = t.named_children[0]
+            parts = [c.type for c in string.named_children]
+            if parts == ["string_start", "string_content", "string_end"] and \
+                    src.text(string.named_children[0]) in ('"', "'"):
+                out.append(string)
+    return out
 
 
 def _function(src: Source, fn: Node, span: Node, member: bool, decorators: list[str]) -> Export:

@@ -137,3 +137,12 @@ def test_namespace_packages_resolve(parser: TreeSitterCodeParser, tmp_path: Path
     assert [(i.specifier, i.resolved) for i in run.imports] == [
         ("acme.tools.util", "plugins/acme/tools/util.py"), ("acme.tools", "plugins/acme/tools/util.py"),
         ("acme.core", "plugins/acme/core.py"), ("json", None)]
+
+
+def test_a_quoted_annotation_is_the_type_it_names(parser: TreeSitterCodeParser) -> None:
+    before = parse(parser, 'def find_root(self, other: "Context", name: str = "x") -> "Context":\n    pass\n')
+    after = parse(parser, 'def find_root(self, other: Context, name: str = "x") -> Context:\n    pass\n')
+    assert before.exports[0].signature == 'def find_root(self, other: Context, name: str = "x") -> Context'
+    assert compare(MergedSkeleton.build(".", [before]), MergedSkeleton.build(".", [after])).items == []
+    nested = parse(parser, 'def f(a: t.Optional["Context"]) -> "A" "B":\n    pass\n')
+    assert nested.exports[0].signature == 'def f(a: t.Optional["Context"]) -> "A" "B"'
