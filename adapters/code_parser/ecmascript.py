@@ -67,6 +67,9 @@ def _class_members(src: Source, body: Node | None) -> list[Export]:
             kinds = {c.type for c in m.children}
             kind = "constructor" if name == "constructor" else "property" if kinds & {"get", "set"} else "method"
             sig = src.signature(m, m.child_by_field_name("body"), "{;")
+            if kind == "constructor":
+                out.extend(p for p in _parameter_properties(src, m) if p.name not in seen)
+                seen.update(p.name for p in out)
         elif m.type in ("public_field_definition", "field_definition", "property_signature"):
             if _hidden(src, m) or _computed(m):
                 continue
@@ -82,6 +85,22 @@ def _class_members(src: Source, body: Node | None) -> list[Export]:
         if name and (name, kind) not in {(n, kind) for n in seen}:
             seen.add(name)
             out.append(export(name, kind, m, sig, _jsdoc(src, m)))
+    return out
+
+
+def _parameter_properties(src: Source, ctor: Node) -> list[Export]:
+    """`constructor(public readonly kind: K, private x)`: the public parameters declared as fields (kind)."""
+    params = ctor.child_by_field_name("parameters")
+    out = []
+    for p in params.named_children if params is not None else []:
+        if p.type not in ("required_parameter", "optional_parameter"):
+            continue
+        marks = {c.type for c in p.children}
+        if not marks & {"accessibility_modifier", "readonly", "override_modifier"} or _hidden(src, p):
+            continue
+        pattern = p.child_by_field_name("pattern")
+        if pattern is not None and pattern.type == "identifier":
+            out.append(export(src.text(pattern), "field", p, src.signature(p, p.child_by_field_name("value"), "=")))
     return out
 
 

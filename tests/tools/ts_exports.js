@@ -31,6 +31,13 @@ function members(node) {
     if (hasModifier(m, ts.SyntaxKind.PrivateKeyword) || hasModifier(m, ts.SyntaxKind.ProtectedKeyword)) continue;
     const n = memberName(m);
     if (n !== null) names.add(n);
+    if (ts.isConstructorDeclaration(m)) {  // parameter properties: constructor(public readonly kind: string)
+      for (const p of m.parameters) {
+        if (!ts.isParameterPropertyDeclaration(p, m) || !ts.isIdentifier(p.name)) continue;
+        if (hasModifier(p, ts.SyntaxKind.PrivateKeyword) || hasModifier(p, ts.SyntaxKind.ProtectedKeyword)) continue;
+        names.add(p.name.text);
+      }
+    }
   }
   return [...names].sort();
 }

@@ -78,7 +78,8 @@ def test_typescript(parser: TreeSitterCodeParser) -> None:
         "other": "const", "counter": "variable", "build": "function", "declared": "function",
         "Shapes": "namespace", "renamed": "const", "inner": "function"}
     assert members(engine.exports, "Engine") == {"name": "field", "count": "field", "constructor": "constructor",
-                                                 "run": "method", "label": "property", "stop": "method"}
+                                                 "run": "method", "label": "property", "stop": "method",
+                                                 "size": "field"}  # constructor(…, public size: number)
     assert members(engine.exports, "Options") == {"name": "field", "size": "field", "run": "method"}
     assert members(engine.exports, "Color") == {"Red": "enum_member", "Green": "enum_member"}
     cls = next(e for e in engine.exports if e.name == "Engine")
