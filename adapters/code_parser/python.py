@@ -8,7 +8,8 @@ defines only in a block (`try: import x` / `except ImportError: x = None`: the i
 module assigns `__all__` as literal lists/tuples of strings (`=`, `+=`, `+`), exactly the names listed there that
 the module defines or imports (imported ones become kind "other" with the import as signature). An `__all__`
 computed at run time (a comprehension, a name) is ignored. A name's first definition stands, except `@overload`
-stubs: the implementation replaces them (its signature is the one called; a stub file keeps the first overload).
+stubs, which the implementation replaces (a stub file keeps the first overload), and except a def or class in a
+block, which replaces an earlier definition (platform variants and fallbacks: the last, as griffe reads them).
 Members of a class: its methods whose names do not start with `_` plus dunder methods (`__init__` as
 "constructor", `@property` as "property"), public class attributes ("field") and public nested classes. A
 signature ends at the colon (a comment after it belongs to the body); a string annotation shows unquoted
@@ -153,13 +154,16 @@ def _is_overload(src: Source, stmt: Node) -> bool:
     return stmt.type == "decorated_definition" and any(d in _OVERLOAD for d in _decorators(stmt, src))
 
 
-def _add(exports: list[Export], seen: dict[str, int], overloads: set[str], item: Export, overload: bool) -> None:
-    """The first definition of a name stands, except `@overload` stubs, which the implementation replaces
-    (as griffe shows them: the implementation's signature is the one callers get at run time)."""
+def _add(exports: list[Export], seen: dict[str, int], overloads: set[str], item: Export, overload: bool,
+         conditional: bool = False) -> None:
+    """The first definition of a name stands, except `@overload` stubs, which the implementation replaces (its
+    signature is the one callers get at run time), and except a def or class in an if/try block, which replaces
+    an earlier definition (a platform variant or a fallback: the last one, as griffe reads it; a plain
+    assignment there, such as asyncio's `Future = _asyncio.Future`, leaves the class it stands for)."""
     if item.name not in seen:
         seen[item.name] = len(exports)
         exports.append(item)
-    elif item.name in overloads and not overload:
+    elif (item.name in overloads or (conditional and item.kind not in ("variable", "const"))) and not overload:
         exports[seen[item.name]] = item
     else:
         return
@@ -361,7 +365,7 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             _nested_imports(src, stmt, local)
         overload = _is_overload(src, stmt)
         for item in _definitions(src, stmt, member=False):
-            _add(exports, seen, overloads, item, overload)
+            _add(exports, seen, overloads, item, overload, nested)
             if nested:
                 conditional.add(item.name)
     imports += local

@@ -146,3 +146,16 @@ def test_a_quoted_annotation_is_the_type_it_names(parser: TreeSitterCodeParser) 
     assert compare(MergedSkeleton.build(".", [before]), MergedSkeleton.build(".", [after])).items == []
     nested = parse(parser, 'def f(a: t.Optional["Context"]) -> "A" "B":\n    pass\n')
     assert nested.exports[0].signature == 'def f(a: t.Optional["Context"]) -> "A" "B"'
+
+
+def test_platform_variants_show_the_last_definition_as_griffe_does(parser: TreeSitterCodeParser) -> None:
+    sk = parse(parser, "auto_wrap: t.Callable[[t.TextIO], t.TextIO] | None = None\n\n"
+                       "if WIN:\n    def auto_wrap(stream: t.TextIO) -> t.TextIO:\n        pass\n\n"
+                       "if WIN:\n    def get_buffer(obj):\n        pass\nelse:\n"
+                       "    def get_buffer(obj: Buffer, writable: bool = False) -> bytes:\n        pass\n\n"
+                       "class Future:\n    def done(self):\n        pass\n\n"
+                       "if FAST:\n    Future = _speedups.Future\n")
+    assert [(e.name, e.kind, e.signature) for e in sk.exports] == [
+        ("auto_wrap", "function", "def auto_wrap(stream: t.TextIO) -> t.TextIO"),
+        ("get_buffer", "function", "def get_buffer(obj: Buffer, writable: bool = False) -> bytes"),
+        ("Future", "class", "class Future")]
