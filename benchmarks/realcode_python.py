@@ -90,15 +90,6 @@ def _modules(module: Any) -> list[Any]:
     return out
 
 
-def _is_module(obj: Any) -> bool:
-    if not obj.is_alias:
-        return obj.is_module
-    try:
-        return obj.final_target.is_module
-    except Exception:  # an alias to something outside the package (not resolved): not one of its files
-        return False
-
-
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
@@ -192,16 +183,15 @@ def griffe_api(package_dir: Path) -> dict[str, ModuleApi]:
 
 def _find(module: str, src: Path) -> Path | None:
     """The file of a dotted module under src (PathFinder, one package level at a time; nothing is run)."""
-    path = [str(src)]
-    spec = None
-    for i, _part in enumerate(module.split(".")):
-        spec = importlib.machinery.PathFinder.find_spec(".".join(module.split(".")[: i + 1]).split(".")[-1], path)
-        if spec is None:
-            return None
-        if i < len(module.split(".")) - 1:
+    path, spec = [str(src)], None
+    for part in module.split("."):
+        if spec is not None:
             if not spec.submodule_search_locations:
                 return None
             path = list(spec.submodule_search_locations)
+        spec = importlib.machinery.PathFinder.find_spec(part, path)
+        if spec is None:
+            return None
     if spec is None or spec.origin in (None, "namespace"):
         return None
     return Path(spec.origin)
@@ -296,6 +286,7 @@ class Figures:
     missed_members: list[str]
     missed_edges: list[tuple[str, str]]
     extra_edges: list[tuple[str, str]]
+    counts: str = ""  # what the oracle holds (files, exports, members, edges)
 
 
 def measure(package_dir: Path) -> Figures:
@@ -318,6 +309,7 @@ def measure(package_dir: Path) -> Figures:
         sorted(f"{r}:{n}" for r, n in want - got), sorted(f"{r}:{n}" for r, n in got - want),
         sorted(f"{r}:{n}.{m}" for r, n, m in members_want - members_got),
         sorted(edges_want - edges_got), sorted(edges_got - edges_want),
+        f"{len(files)} files, {len(want)} exports, {len(members_want)} members, {len(edges_want)} edges",
     )
 
 
@@ -326,6 +318,7 @@ class DriftFigures:
     kinds: dict[str, tuple[float, float]]  # added/removed/changed → (precision, recall)
     breakage_recall: float
     misses: dict[str, list[str]]
+    counts: str = ""  # what the oracles hold
 
 
 def _oracle_drift(old: dict[str, ModuleApi], new: dict[str, ModuleApi]) -> dict[str, set[str]]:
@@ -407,7 +400,8 @@ def measure_drift(old_dir: Path, new_dir: Path) -> DriftFigures:
     # a breakage on a member of a removed or changed object counts when that object is reported
     covered = {b for b in breaks if b in seen or any(b.startswith(s + ".") for s in seen)}
     misses["breakages missed"] = sorted(breaks - covered)
-    return DriftFigures(kinds, ratio(len(covered), len(breaks)), misses)
+    counts = ", ".join(f"{len(oracle[k])} {k}" for k in oracle) + f", {len(breaks)} breakages"
+    return DriftFigures(kinds, ratio(len(covered), len(breaks)), misses, counts)
 
 
 def rows(ci: bool = False) -> list[Row]:
@@ -420,8 +414,8 @@ def rows(ci: bool = False) -> list[Row]:
             log(f"{package_dir} missing: run scripts/corpus/python.sh")
             continue
         f = measure(package_dir)
-        log(f"{name}: missed exports {f.missed[:8]} extra {f.extra[:8]} missed members {f.missed_members[:8]} "
-            f"missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
+        log(f"{name} ({f.counts}): missed exports {f.missed[:8]} extra {f.extra[:8]} "
+            f"missed members {f.missed_members[:8]} missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
         out += [
             Row(f"python {name} export recall", f.export_recall, "", None, f"≥ {EXPORT_TARGET}",
                 f.export_recall >= EXPORT_TARGET),
@@ -437,6 +431,7 @@ def rows(ci: bool = False) -> list[Row]:
     old_dir, new_dir = (CORPUS / n for n in DRIFT)
     if old_dir.is_dir() and new_dir.is_dir():
         d = measure_drift(old_dir, new_dir)
+        log(f"drift {DRIFT[0]}→{DRIFT[1]} (griffe: {d.counts})")
         for key, values in d.misses.items():
             if values:
                 log(f"drift {key}: {values[:10]}")
