@@ -30,11 +30,19 @@ def add_spec_parser(sub: Any, common: Callable[[argparse.ArgumentParser], argpar
     a.add_argument("root", nargs="?", default=None, help="project root or a directory in it (default: the root)")
     a.add_argument("--force", action="store_true", help="regenerate every module")
     a.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    a.add_argument("--prune", action="store_true", help="delete the stale specs (their module is gone) the answer "
+                   "lists in staleSpecs")
     a = common(actions.add_parser("diff", help="drift between a spec's baseline and the source (exit 1 on drift)"))
     a.add_argument("spec")
     a.add_argument("source")
     a.add_argument("--accept", action="store_true", help="rewrite the spec's baseline to the current source "
                    "(the prose is kept) and record who accepted the drift")
+    a.add_argument("--include", action="append", default=None, metavar="GLOB",
+                   help="compare only the files matching this fnmatch pattern (project-relative; repeatable)")
+    a.add_argument("--exclude", action="append", default=None, metavar="GLOB",
+                   help="leave out the files matching this fnmatch pattern (project-relative; repeatable)")
+    a.add_argument("--tests-as-api", action="store_true", help="count test files (*_test.go, test_*.py, tests/, "
+                   "*.test.ts, …) as API; by default they are left out")
     p.set_defaults(func=cmd_spec)
 
 
@@ -42,7 +50,7 @@ def _batch(s: Any, args: argparse.Namespace) -> dict[str, Any]:
     from mcp_tools.reverse_spec.batch import run_batch
 
     if args.no_progress:
-        return run_batch(s, args.root, args.force)
+        return run_batch(s, args.root, args.force, prune=args.prune)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -54,7 +62,7 @@ def _batch(s: Any, args: argparse.Namespace) -> dict[str, Any]:
         def progress(done: int, total: int, message: str) -> None:
             bar.update(task, completed=done, total=total, description=message)
 
-        return run_batch(s, args.root, args.force, progress)
+        return run_batch(s, args.root, args.force, progress, prune=args.prune)
 
 
 def cmd_spec(args: argparse.Namespace) -> int:
@@ -89,7 +97,8 @@ def cmd_spec(args: argparse.Namespace) -> int:
         else:
             from mcp_tools.reverse_spec.diff import check_drift
 
-            answer = check_drift(s, args.spec, args.source, accept=args.accept)  # type: ignore[assignment]
+            answer = check_drift(s, args.spec, args.source, accept=args.accept,  # type: ignore[assignment]
+                                 tests_as_api=args.tests_as_api, include=args.include, exclude=args.exclude)
     except Code3Error as exc:
         return refused(exc)
     finally:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from domain.canonical import canonical_json, sha256_hex
+from domain.module_scope import api_files, is_test_file
 from domain.skeleton import FileSkeleton, MergedSkeleton, skeleton_hash
 
 _FILE_SURFACES: dict[tuple[str, str], str] = {}  # (path, content sha256) -> the file's API-surface hash
@@ -37,8 +38,9 @@ def file_surface(f: FileSkeleton) -> str:
 
 def api_hash(files: Iterable[FileSkeleton]) -> str:
     """The API-surface hash of a set of files (what reverse-spec records as `skeletonHash`): sha256 over the
-    sorted (path, file surface hash) pairs, so unchanged files cost nothing to hash again."""
-    return sha256_hex(canonical_json(sorted([f.path, file_surface(f)] for f in files)))
+    sorted (path, file surface hash) pairs, so unchanged files cost nothing to hash again. Test files are not
+    API (domain/module_scope.py): a changed test changes no hash."""
+    return sha256_hex(canonical_json(sorted([f.path, file_surface(f)] for f in api_files(files))))
 
 
 def module_of(path: str) -> str:
@@ -65,6 +67,8 @@ class ModuleGraph:
         known = known if known is not None else {}
         parts = []
         for f in self.files[module]:
+            if is_test_file(f.path):  # not API: a changed test regenerates no spec
+                continue
             hit = known.get(f.path)
             if hit is None or hit[0] != f.sha256:
                 hit = known[f.path] = [f.sha256, file_surface(f)]

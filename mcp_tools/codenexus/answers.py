@@ -94,6 +94,21 @@ class DescribeTagAnswer(TypedDict):
 
 
 @with_config(STRICT)
+class UnresolvedReasons(TypedDict):
+    """Why imports made no edge (they sum to unresolved_imports): external — a package, not a project file
+    (standard library, an installed dependency, a module outside the project); not_found — a relative import
+    naming no file of the project; outside_root — a relative import climbing above the project root; dynamic —
+    a specifier computed at run time (`require(name)`, a template string); refused — a file the resolver
+    never reads (a key, a secret, the state directory, a symlink leading out)."""
+
+    external: int
+    not_found: int
+    outside_root: int
+    dynamic: int
+    refused: int
+
+
+@with_config(STRICT)
 class DeriveAnswer(TypedDict):
     success: bool
     message: str
@@ -102,6 +117,7 @@ class DeriveAnswer(TypedDict):
     removed: int
     kept_manual: int
     unresolved_imports: int
+    unresolved_by_reason: UnresolvedReasons  # beyond the seed: unresolved_imports broken down
 
 
 @with_config(STRICT)

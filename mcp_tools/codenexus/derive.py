@@ -8,12 +8,16 @@ person's never is. Running it twice records nothing the second time.
 
 from __future__ import annotations
 
+import posixpath
+import re
+from collections import Counter
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from adapters.paths import PathRefused, ProjectPaths
 from domain.file_meta import FileMeta
+from domain.skeleton import Import
 from mcp_tools.codenexus.answers import DeriveAnswer
 from mcp_tools.codenexus.context import file_change, fresh, locate, project_paths, save
 from mcp_tools.codenexus.errors import jsonrpc_errors
@@ -23,6 +27,25 @@ from mcp_tools.services import Services
 from projections import codenexus_queries as index
 
 DERIVED = "derived from the code: {specifier}"
+REASONS = ("external", "not_found", "outside_root", "dynamic", "refused")
+_DYNAMIC = re.compile(r"\$\{|[()+`\s]|^<.*>$")
+
+
+def unresolved_reason(path: str, imported: Import) -> str:
+    """Why an import that made no edge did not (see UnresolvedReasons in answers.py): from its text alone."""
+    spec = imported.specifier.strip().strip("'\"")
+    if imported.resolved is not None:
+        return "refused"
+    if not spec or _DYNAMIC.search(spec):
+        return "dynamic"
+    if not imported.relative:
+        return "external"
+    depth = len(posixpath.dirname(path).split("/")) if posixpath.dirname(path) else 0
+    if spec.startswith(("./", "../", "/")) or spec in (".", ".."):
+        climbs = posixpath.normpath(posixpath.join(posixpath.dirname(path) or ".", spec))
+        return "outside_root" if spec.startswith("/") or climbs == ".." or climbs.startswith("../") else "not_found"
+    dots = len(spec) - len(spec.lstrip("."))  # Python: `from ..x import y` climbs dots - 1 packages
+    return "outside_root" if dots - 1 > depth else "not_found"
 
 
 def _parser(s: Services) -> Any:
@@ -34,19 +57,20 @@ def _parser(s: Services) -> Any:
     return parser
 
 
-def proposed_imports(s: Services, target: str) -> tuple[dict[str, dict[str, str]], int, int]:
-    """source path -> {target path: specifier}, files scanned, imports that did not resolve in the project.
+def proposed_imports(s: Services, target: str) -> tuple[dict[str, dict[str, str]], int, Counter[str]]:
+    """source path -> {target path: specifier}, files scanned, imports that did not resolve in the project
+    by reason.
 
     An import the resolver refuses (a key, a secret, the state directory, `.git`, a symlink out) counts as
     unresolved: recording it would register that file and tell which keys and secrets exist."""
     paths = project_paths(s)
     merged = paths.run(_parser(s).scan, s.project, target)
     found: dict[str, dict[str, str]] = {}
-    unresolved = 0
+    unresolved: Counter[str] = Counter()
     for skeleton in merged.files:
         for imported in skeleton.imports:
             if imported.resolved is None or not _recordable(paths, imported.resolved):
-                unresolved += 1
+                unresolved[unresolved_reason(skeleton.path, imported)] += 1
             elif imported.resolved != skeleton.path:
                 found.setdefault(skeleton.path, {}).setdefault(imported.resolved, imported.specifier)
         found.setdefault(skeleton.path, {})
@@ -91,7 +115,8 @@ def derive_relationships(
     return {"success": True, "message": f"Derived imports from {scanned} files: {created} created, {removed} "
                                         f"removed, {kept} already recorded by a person",
             "files_scanned": scanned, "created": created, "removed": removed, "kept_manual": kept,
-            "unresolved_imports": unresolved}
+            "unresolved_imports": sum(unresolved.values()),
+            "unresolved_by_reason": {reason: unresolved[reason] for reason in REASONS}}  # type: ignore[misc]
 
 
 def _apply(s: Services, source: str, to_add: dict[str, str], to_drop: list[str]) -> tuple[int, int]:

@@ -6,11 +6,19 @@ dependencies' keys) equals the one in the checkpoint and its spec file exists, u
 checkpoint (`.code3/reverse-spec/checkpoint.json`, written atomically after every module) is what lets an
 interrupted batch resume where it stopped. Progress goes to a callback: `notifications/progress` over MCP
 when the client sent a progress token, a rich progress bar on the CLI.
+
+A batch module is a directory's own files (its spec says `scope: directory`; its subdirectories are modules
+of their own). A spec in the specs directory whose module is gone (no source file left in its scope) is
+listed in `staleSpecs`, and deleted with `prune`. A module is `degraded` when its spec is not a model's
+reading of a cleanly parsed module: `degradedReasons` says which (the offline writer, parse errors, no
+exports).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +32,9 @@ from adapters.paths import PathRefused
 from adapters.private_files import private_dir, write_private
 from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
-from domain.spec_document import render_front
+from domain.module_scope import below, normal
+from domain.skeleton import MergedSkeleton
+from domain.spec_document import SpecFormatError, parse_front, render_front
 from mcp_tools import answer_size
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import BatchAnswer, BatchContinuation, ModuleFailure
@@ -39,7 +49,7 @@ from mcp_tools.reverse_spec.common import (
     seed_errors,
     spec_name,
 )
-from mcp_tools.reverse_spec.generate import now_iso, previous_version, usage, write_spec
+from mcp_tools.reverse_spec.generate import Written, now_iso, previous_version, usage, write_spec
 from mcp_tools.services import Services
 
 ProjectRoot = Annotated[str, Field(description="项目根目录（默认为当前工作目录）")]
@@ -94,16 +104,82 @@ def render_index(root: str, graph: ModuleGraph, keys: dict[str, str], specs: dic
             f"order):\n\n{broken}\n\n<!-- batch-keys: {json.dumps(keys, sort_keys=True)} -->\n")
 
 
+def degraded_reason(written: Written, merged: MergedSkeleton) -> str | None:
+    """Why a module's spec is degraded, or None: the offline writer wrote it (no model: its prose is the
+    skeleton restated), or its confidence is low (no exports, or files that do not parse)."""
+    reasons = []
+    if written.model == "offline":
+        reasons.append("offline writer (no model configured)")
+    broken = sum(1 for f in merged.files if f.parse_errors)
+    if broken:
+        reasons.append(f"{broken} of {len(merged.files)} file(s) do not parse cleanly")
+    if not any(f.exports for f in merged.files):
+        reasons.append("no exports found")
+    if not reasons and written.confidence == "low":
+        reasons.append("low confidence")
+    return "; ".join(reasons) or None
+
+
+def stale_specs(s: Services, root: str, merged: MergedSkeleton, known: set[str],
+                current: dict[str, str]) -> list[str]:
+    """The specs in `<root>/specs/` whose module is gone: no source file left in its scope (the directory's
+    own files for a batch module — `scope: directory`, or one the checkpoint knew — else anything below its
+    target), or a batch module's spec under a name it no longer has (`current`: module -> its spec, e.g. a
+    hidden `.devcontainer.spec.md` of an older version). Specs of targets outside `root` are not judged; the
+    index is not a module's."""
+    paths = paths_of(s)
+    folder = "specs" if root == "." else f"{root}/specs"
+    try:
+        with os.scandir(paths.resolve(folder, kind="dir")) as entries:
+            names = sorted(e.name for e in entries if e.name.endswith(".spec.md") and e.is_file(follow_symlinks=False))
+    except (OSError, PathRefused):
+        return []
+    dirs = {posixpath.dirname(f.path) or "." for f in merged.files}
+    stale = []
+    for name in names:
+        spec = f"{folder}/{name}"
+        try:
+            front = parse_front(paths.read_text(spec))
+        except (OSError, PathRefused, SpecFormatError, UnicodeDecodeError):
+            continue
+        target = str(front.get("sourceTarget") or "")
+        if front.get("type") != "module-spec" or not target or not below(normal(target), root):
+            continue
+        target = normal(target)
+        if front.get("scope") == "directory" or target in known:
+            gone = target not in dirs or current.get(target, spec) != spec
+        else:
+            gone = not any(below(f.path, target) for f in merged.files)
+        if gone:
+            stale.append(spec)
+    return stale
+
+
+def prune_specs(s: Services, specs: list[str]) -> list[str]:
+    """Delete the given stale specs (regular files only, through the resolver); the ones deleted."""
+    pruned = []
+    for spec in specs:
+        try:
+            real = paths_of(s).resolve(spec, kind="file")
+            if real.is_symlink():
+                continue
+            real.unlink()
+        except (OSError, PathRefused):
+            continue
+        pruned.append(spec)
+    return pruned
+
+
 def run_batch(s: Services, project_root: str | None = None, force: bool = False,
-              progress: Progress | None = None) -> BatchAnswer:
+              progress: Progress | None = None, prune: bool = False) -> BatchAnswer:
     """One batch at a time per project (a lock beside the checkpoint): a second one waits, then finds the
     first one's work done."""
     real = resolve(s, project_root or ".", kind="dir")
     with locked(private_dir(s.project / CHECKPOINT.parent)):
-        return _run_batch(s, real, force, progress)
+        return _run_batch(s, real, force, progress, prune)
 
 
-def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) -> BatchAnswer:
+def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None, prune: bool) -> BatchAnswer:
     started = time.monotonic()
     root = relative(s, real)
     paths = paths_of(s)
@@ -118,9 +194,11 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
     successful: list[str] = []
     skipped: list[str] = []
     degraded: list[str] = []
+    reasons: dict[str, str] = {}
     failures: list[ModuleFailure] = []
     tokens = [0, 0]
     total = len(graph.order) + 1
+    known_modules = set(checkpoint.modules)
     for done, module in enumerate(graph.order, 1):
         entry = checkpoint.modules.get(module)
         try:  # a name too long for the file system, a spec file that is a symlink out: this module fails
@@ -135,7 +213,8 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
             skipped.append(module)
         else:
             try:
-                written = write_spec(s, module, graph.skeleton(module), out_dir)
+                module_skeleton = graph.skeleton(module)
+                written = write_spec(s, module, module_skeleton, out_dir, scope="directory")
             except LLMFailed as exc:  # the model is down or rate-limited: every next module would fail too
                 checkpoint.save()
                 raise LLMFailed(exc.message, f"{len(successful)} module(s) done before it; run batch again to "
@@ -151,8 +230,10 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
                 checkpoint.modules.pop(module, None)
             else:
                 successful.append(module)
+                why = degraded_reason(written, module_skeleton) if written.degraded else None
                 if written.degraded:
                     degraded.append(module)
+                    reasons[module] = why or "low confidence"
                 tokens[0] += written.usage["inputTokens"]
                 tokens[1] += written.usage["outputTokens"]
                 checkpoint.modules[module] = {"key": keys[module], "specPath": written.spec_path}
@@ -172,10 +253,13 @@ def _run_batch(s: Services, real: Path, force: bool, progress: Progress | None) 
         paths.write_text(relative(s, index_file), text)
         checkpoint.state["index"] = index_key
     checkpoint.save()
+    stale = stale_specs(s, root, merged, known_modules, specs)
+    pruned = prune_specs(s, stale) if prune else []
     if progress is not None:
         progress(total, total, "index")
     return {"totalModules": len(graph.order), "successful": successful, "skipped": skipped, "failed": failures,
-            "degraded": degraded, "order": graph.order, "cycles": graph.cycles,
+            "degraded": degraded, "degradedReasons": reasons, "staleSpecs": stale, "pruned": pruned,
+            "order": graph.order, "cycles": graph.cycles,
             "brokenEdges": [list(edge) for edge in graph.broken], "indexSpecPath": relative(s, index_file),
             "indexGenerated": index_generated, "checkpointPath": CHECKPOINT.as_posix(),
             "tokenUsage": usage(tokens[0], tokens[1], estimated=not tokens[0] and not tokens[1]),
@@ -199,21 +283,27 @@ def page(full: BatchAnswer, offset: int = 0) -> BatchAnswer:
     for key in ("order", "successful", "skipped", "degraded"):
         owner.extend((key, at[m], m) for m in full[key])  # type: ignore[literal-required]
     owner.extend(("failed", at[f["module"]], f) for f in full["failed"])
+    owner.extend(("degradedReasons", at[m], (m, r)) for m, r in full.get("degradedReasons", {}).items())
     owner.extend(("cycles", min(at[m] for m in c), c) for c in full["cycles"])
     owner.extend(("brokenEdges", at[e[0]], e) for e in full["brokenEdges"])
     for _, position, item in owner:
         charged[position] += answer_size.cost(item) + 2
-    empty = {key: [] for key in ("order", "successful", "skipped", "degraded", "failed", "cycles", "brokenEdges")}
+    empty: dict[str, Any] = {key: [] for key in ("order", "successful", "skipped", "degraded", "failed", "cycles",
+                                                  "brokenEdges")}
+    empty["degradedReasons"] = {}
     widest: BatchContinuation = {"offset": len(order), "omittedModules": len(order), "hint": CONTINUE_HINT}
     budget = answer_size.room({**full, **empty, "continuation": widest})
     kept = answer_size.fit_items(charged[offset:], budget)
     if offset == 0 and kept == len(order):
         return full
     end = offset + kept
-    answer: dict[str, Any] = {**full, **empty}
+    answer: dict[str, Any] = {**full, **empty, "degradedReasons": {}}
     for key, position, item in owner:
         if offset <= position < end:
-            answer[key].append(item)
+            if key == "degradedReasons":
+                answer[key][item[0]] = item[1]
+            else:
+                answer[key].append(item)
     if end < len(order):
         answer["continuation"] = {"offset": end, "omittedModules": len(order) - end, "hint": CONTINUE_HINT}
     return answer  # type: ignore[return-value]
@@ -235,6 +325,8 @@ def last_result(s: Services, project_root: str) -> BatchAnswer:
 @tool("batch", profiles=PROFILE, open_world=True, error_text=failed("batch"), progress=True)
 @seed_errors
 def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
+          prune: Annotated[bool, Field(description="beyond the seed: delete the stale specs (their module is gone) "
+                                                   "listed in staleSpecs")] = False,
           offset: Annotated[int, Field(ge=0, description="beyond the seed: 0 runs the batch; a continuation.offset "
                                                          "runs nothing and answers the last run's module lists from "
                                                          "that module")] = 0,
@@ -250,7 +342,7 @@ def batch(s: Services, projectRoot: ProjectRoot = ".", force: Force = False,
     """
     if offset:
         return page(last_result(s, projectRoot), offset)
-    result = run_batch(s, projectRoot, force, progress)
+    result = run_batch(s, projectRoot, force, progress, prune)
     write_private(s.project / RESULT, json.dumps({"root": relative(s, resolve(s, projectRoot or ".", kind="dir")),
                                                   "result": result}, ensure_ascii=False).encode("utf-8"))
     return page(result)

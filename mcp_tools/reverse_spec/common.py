@@ -85,6 +85,17 @@ def parser_of(s: Services) -> Any:
     return parser
 
 
+def parser_version(s: Services) -> str:
+    """The version of the parser that makes this project's skeletons (recorded in a spec's front matter as
+    `parserVersion`, so a parser upgrade is told apart from drift)."""
+    own = getattr(parser_of(s), "version", None)
+    if isinstance(own, str) and own:
+        return own
+    from adapters.code_parser.version import parser_version as tree_sitter_version
+
+    return tree_sitter_version()
+
+
 def resolve(s: Services, value: str, *, kind: str = "any", must_exist: bool = True) -> Path:
     """A path argument through the project's resolver; a missing one answers the seed's "目标路径不存在"."""
     try:
@@ -193,9 +204,12 @@ def require_parsed(rel: str, merged: MergedSkeleton, deep: bool, warnings: list[
 
 
 def spec_name(target: str) -> str:
-    """The spec file's name for a target: `src/auth` → `src-auth.spec.md`, the project root → `_root.spec.md`."""
+    """The spec file's name for a target: `src/auth` → `src-auth.spec.md`, the project root → `_root.spec.md`;
+    a dot-directory never makes a hidden spec: `.devcontainer` → `dot-devcontainer.spec.md`."""
     target = posixpath.normpath(target)
-    return ("_root" if target in (".", "") else target.replace("/", "-")) + ".spec.md"
+    if target in (".", ""):
+        return "_root.spec.md"
+    return "-".join(f"dot-{part[1:]}" if part.startswith(".") else part for part in target.split("/")) + ".spec.md"
 
 
 def who(s: Services) -> str:

@@ -22,6 +22,7 @@ from mcp_tools.reverse_spec.common import (
     PROFILE,
     failed,
     load_skeleton,
+    parser_version,
     paths_of,
     relative,
     require_parsed,
@@ -75,8 +76,9 @@ def previous_version(paths: ProjectPaths, path: Path) -> int:
 
 
 def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, deep: bool = False,
-               name: str | None = None) -> Written:
-    """Author, render and write one module's spec, then record it."""
+               name: str | None = None, scope: str | None = None) -> Written:
+    """Author, render and write one module's spec, then record it. `scope: directory` (batch's modules) says
+    the module is the directory's own files, not its subdirectories' (domain/module_scope.py)."""
     warnings: list[str] = []
     require_parsed(rel, merged, deep, warnings)
     context = build_context(s, rel, merged, deep)
@@ -88,7 +90,9 @@ def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, 
     surface = api_hash(merged.files)
     front = {"type": "module-spec", "version": version, "sourceTarget": rel,
              "relatedFiles": [f.path for f in merged.files], "lastUpdated": now_iso(), "confidence": confidence,
-             "skeletonHash": surface, "model": authored.model}
+             "skeletonHash": surface, "model": authored.model, "parserVersion": parser_version(s)}
+    if scope:
+        front["scope"] = scope
     text = render(front, f"Module spec: {rel}", authored.sections, merged)
     paths.write_text(relative(s, target), text)
     spec_path = relative(s, target)

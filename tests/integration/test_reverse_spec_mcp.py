@@ -24,8 +24,10 @@ SEED_SCHEMAS = {
     "batch": ({"projectRoot", "force"}, []),
     "diff": ({"specPath", "sourcePath"}, ["specPath", "sourcePath"]),
 }
-# The documented departure (README): optional offsets to fetch what the answer cap cut, statelessly.
-PAGING = {"prepare": {"offset", "contextOffset"}, "batch": {"offset"}}
+# The documented departures (README): optional offsets to fetch what the answer cap cut, statelessly; diff's
+# scope knobs (include/exclude patterns, tests counted as API) and batch's prune of stale specs.
+PAGING = {"prepare": {"offset", "contextOffset"}, "batch": {"offset", "prune"},
+          "diff": {"include", "exclude", "testsAsApi"}}
 SOURCE = {"util/text.py": 'def clean(s: str) -> str:\n    """Strip it."""\n    return s.strip()\n',
           "core/engine.py": "from util.text import clean\n\n\nclass Engine:\n    def run(self, x: str) -> str:\n"
                             "        return clean(x)\n"}
