@@ -3,12 +3,12 @@
 Resolved:
 - Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`,
   namespace packages (no `__init__.py`) holding the importing file;
-- JavaScript/TypeScript (adapters/code_parser/js_resolve.py): relative, with the extensions and index files Node
-  and tsc try; tsconfig `paths`/`baseUrl`, package.json `imports` and the package's own `exports`;
+- JavaScript/TypeScript: relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files, `./x.js` naming x.ts;
 - Go: module path (the module root package too) and local `replace` directives of the nearest go.mod → one file
   of the package (named after it or its directory, else doc.go, else the first non-test file); a `replace` out
   of the project root is an external import, never read;
-- Rust: `mod x;`, `crate::`/`self::`/`super::` paths and 2018 child-module paths → the module's file;
+- Rust: `mod x;` (and `#[path = "p"] mod x;`, beside the file), `crate::`/`self::`/`super::` paths, 2018
+  child-module paths and, in a 2015-edition crate (no `edition` in Cargo.toml), crate-root paths → the module's file;
 - Java, Kotlin, Scala: package → file under the file's source root, `pkg.*` → the package directory;
 - C/C++: `#include "…"` beside the file, then under `include/` dirs and the project root;
 - Ruby: `require_relative`, and `require` under lib/;
@@ -27,7 +27,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from adapters.code_parser import js_resolve
 from domain.skeleton import FileSkeleton, Import
 
 JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
@@ -42,6 +41,7 @@ class ProjectIndex:
         self._dirs: dict[str, bool] = {}
         self._go_mod: dict[str, GoModule | None] = {}
         self._go_files: dict[tuple[str, str], str | None] = {}
+        self._rust_2015: dict[str, bool] = {}
         self.memo: dict[tuple[str, str, str, str, bool], str | None] = {}  # resolutions already made
 
     def is_file(self, rel: str) -> bool:
@@ -194,7 +194,14 @@ def _python(imp: Import, path: str, ix: ProjectIndex) -> str | None:
 
 
 def _js(imp: Import, path: str, ix: ProjectIndex) -> str | None:
-    return js_resolve.resolve(imp.specifier, imp.relative, path, ix)
+    if not imp.relative:
+        return None
+    base = _join(_dir(path), imp.specifier)
+    candidates = [base] + [base + e for e in JS_EXTENSIONS] + [_join(base, "index") + e for e in JS_EXTENSIONS]
+    stem, ext = posixpath.splitext(base)
+    if ext in (".js", ".mjs", ".cjs", ".jsx"):
+        candidates[1:1] = [stem + e for e in (".ts", ".tsx", ".d.ts", ".mts", ".cts")]
+    return ix.first_file(candidates)
 
 
 def _go(imp: Import, path: str, ix: ProjectIndex) -> str | None:
@@ -237,8 +244,28 @@ def _rust_file(ix: ProjectIndex, base: str, segments: list[str]) -> str | None:
     return None
 
 
+def _rust_2015(path: str, ix: ProjectIndex) -> bool:
+    """Whether the file's crate is of the 2015 edition (its Cargo.toml names none), where `use a::b` starts at the
+    crate root."""
+    for d in ix.ancestors(_dir(path)):
+        manifest = _join(d, "Cargo.toml")
+        if ix.is_file(manifest):
+            if manifest not in ix._rust_2015:
+                try:
+                    with open(os.path.join(ix.root, manifest), encoding="utf-8", errors="replace") as fh:
+                        text = fh.read(1_000_000)
+                except OSError:
+                    text = 'edition = "?"'
+                ix._rust_2015[manifest] = re.search(r'(?m)^\s*edition\s*=\s*"(?!2015)', text) is None
+            return ix._rust_2015[manifest]
+    return False
+
+
 def _rust(imp: Import, path: str, ix: ProjectIndex) -> str | None:
     spec = imp.specifier
+    if spec.startswith("#[path"):  # a path attribute on a module of a file: beside that file
+        where = spec.split('"')[1] if spec.count('"') >= 2 else ""
+        return ix.first_file([_join(_dir(path), where)]) if where else None
     if spec.startswith("mod "):
         mod = _join(_rust_module_dir(path), spec[4:].strip())
         return ix.first_file([mod + ".rs", _join(mod, "mod.rs")])
@@ -259,8 +286,12 @@ def _rust(imp: Import, path: str, ix: ProjectIndex) -> str | None:
                 base = _dir(base)
             rest = rest[1:]
         return _rust_file(ix, base, rest)
-    # 2018 paths: `use net::Client` names a child module of this one when there is one
-    return _rust_file(ix, _rust_module_dir(path), segments)
+    # 2018 paths: `use net::Client` names a child module of this one when there is one; in 2015 the crate root's
+    found = _rust_file(ix, _rust_module_dir(path), segments)
+    if found is None and _rust_2015(path, ix):
+        src = _rust_crate_src(path, ix)
+        found = _rust_file(ix, src, segments) if src is not None else None
+    return found
 
 
 def _java(imp: Import, path: str, ix: ProjectIndex, ext: str = ".java") -> str | None:

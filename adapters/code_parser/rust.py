@@ -5,11 +5,15 @@ their pub items as members; `pub mod x;` is also an import "mod x"), `pub use` r
 and `macro_rules!` marked `#[macro_export]`. Members: pub fields of structs/unions, enum variants, the items
 of traits, pub fns of inherent `impl`s (as methods of their type), and each trait `impl` (kind "impl", named
 after the trait, its fns as members). An impl whose type is declared in another file becomes a top-level
-export of kind "impl". Docs are `///` and `/** */` comments. Imports: `use` trees flattened to one import per
-path (names: the leaves, "*" for globs), `mod x;` declarations, `extern crate`.
+export of kind "impl" (an impl of a private type of the file is not API: left out; one for a trait object
+`dyn Tr + 'a` belongs to Tr). Docs are `///` and `/** */` comments. Imports: `use` trees flattened to one
+import per path (names: the leaves, "*" for globs; `use a::b as c` is the path a::b binding c, and a `pub use`
+of it exports c), `mod x;` declarations (`#[path = "p"] mod x` keeps its path), `extern crate`.
 """
 
 from __future__ import annotations
+
+import re
 
 from adapters.code_parser.base import Node, Source, clean_comment, export, make_import
 from domain.skeleton import Export, Import
@@ -27,6 +31,10 @@ _KINDS = {
     "mod_item": "module",
     "associated_type": "type",
 }
+
+
+_TYPE_ITEMS = ("struct_item", "enum_item", "union_item", "trait_item", "type_item")
+_PATH_ATTR = re.compile(r'#\[\s*path\s*=\s*"([^"]+)"\s*\]')
 
 
 def _pub(src: Source, node: Node) -> bool:
@@ -50,8 +58,12 @@ def _attributes_and_doc(src: Source, node: Node) -> tuple[list[str], str | None]
 
 
 def _type_name(src: Source, node: Node | None) -> str:
-    while node is not None and node.type in ("generic_type", "reference_type", "pointer_type"):
-        node = node.child_by_field_name("type")
+    while node is not None and node.type in ("generic_type", "reference_type", "pointer_type", "bounded_type",
+                                             "dynamic_type"):
+        if node.type == "bounded_type":  # Tr + 'a, dyn Tr + Send: the first bound names it
+            node = node.named_children[0] if node.named_child_count else None
+        else:
+            node = node.child_by_field_name("trait" if node.type == "dynamic_type" else "type")
     if node is None:
         return ""
     return src.text(node).split("::")[-1].split("<")[0].strip()
@@ -115,10 +127,8 @@ def _use_tree(src: Source, node: Node, prefix: str, out: list[tuple[str, list[st
     elif t == "use_wildcard":
         inner = node.named_children[0] if node.named_child_count else None
         out.append((join(prefix, src.text(inner)) if inner is not None else prefix, ["*"]))
-    elif t == "use_as_clause":
-        path = src.field_text(node, "path")
-        head, _, leaf = join(prefix, path).rpartition("::")
-        out.append((head, [leaf]))
+    elif t == "use_as_clause":  # the whole path (it names what is imported), binding the alias
+        out.append((join(prefix, src.field_text(node, "path")), [src.field_text(node, "alias")]))
     elif t == "scoped_identifier":
         head, _, leaf = join(prefix, src.text(node)).rpartition("::")
         out.append((head, [leaf]))
@@ -141,11 +151,15 @@ def _items(src: Source, container: Node) -> tuple[list[Export], list[Import], li
                 relative = spec.split("::", 1)[0] in ("self", "super", "crate")
                 imports.append(make_import(spec, node, relative=relative, names=names))
                 if _pub(src, node):
-                    exports += [export(n, "other", node, src.signature(node, None, ";")) for n in names if n != "*"]
+                    exports += [export(n, "other", node, src.signature(node, None, ";"))
+                                for n in names if n not in ("*", "_")]
         elif t == "mod_item":
             if node.child_by_field_name("body") is None:
                 name = src.field_text(node, "name")
-                imports.append(make_import(f"mod {name}", node, relative=True, names=[name]))
+                where = next((m.group(1) for a in _attributes_and_doc(src, node)[0] if (m := _PATH_ATTR.match(a))),
+                             None)
+                spec = f'#[path = "{where}"] mod {name}' if where else f"mod {name}"
+                imports.append(make_import(spec, node, relative=True, names=[name]))
             if _pub(src, node):
                 item = _item(src, node)
                 if item:
@@ -180,11 +194,14 @@ def _items(src: Source, container: Node) -> tuple[list[Export], list[Import], li
 def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     exports, imports, impls = _items(src, root)
     owners = {e.name: e for e in exports if e.kind in ("struct", "enum", "union", "trait", "type")}
+    private = {src.field_text(n, "name") for n in root.named_children if n.type in _TYPE_ITEMS} - owners.keys()
     orphans: dict[str, Export] = {}
     for type_name, member in impls:
         owner = owners.get(type_name)
         if owner is not None:
             owner.members.append(member)
+        elif type_name in private:
+            continue  # impl Display for a private struct of this file: nothing another module can name
         elif member.kind == "impl" or member.kind == "method":
             orphan = orphans.get(type_name)
             if orphan is None:
