@@ -84,20 +84,20 @@ def _assignment_signature(src: Source, assign: Node, name: str) -> str:
 def _header(src: Source, node: Node, body: Node | None) -> str:
     """A def's or class's header up to its colon: a comment after the colon (`def f(): # note`) belongs to the
     body, never to the signature (a comment edit would read as a changed signature)."""
-    colon = None
-    for child in node.children:
-        if body is not None and child.start_byte >= body.start_byte:
-            break
-        if child.type == ":":
-            colon = child
+    colon = body.prev_sibling if body is not None else None
+    while colon is not None and colon.type != ":":  # comments between the colon and the block
+        colon = colon.prev_sibling
     end = colon or body
-    quoted = _quoted_annotations(src, node) if node.type == "function_definition" else []
+    stop = end.start_byte if end is not None else node.end_byte
+    quoted = []
+    if node.type == "function_definition" and (src.data.find(b'"', node.start_byte, stop) >= 0
+                                                or src.data.find(b"'", node.start_byte, stop) >= 0):
+        quoted = _quoted_annotations(src, node)
     if not quoted:
         return src.signature(node, end, ":")
     # a string annotation is the type it names (PEP 563; griffe reads it so): `-> "Context"` shows as
     # `-> Context`, and quoting or unquoting one is no change of the signature
     pieces, at = [], node.start_byte
-    stop = end.start_byte if end is not None else node.end_byte
     for string in quoted:
         pieces += [src.span(at, string.start_byte), src.text(string.named_children[1])]
         at = string.end_byte
@@ -307,6 +307,10 @@ _CONTAINERS = frozenset(("block", "function_definition", "class_definition", "de
 
 
 def _nested_imports(src: Source, node: Node, out: list[Import]) -> None:
+    """The imports anywhere in a statement's blocks; a span without the word `import` is not walked (a
+    function's children cost tree-sitter more than a byte search of its text)."""
+    if src.data.find(b"import", node.start_byte, node.end_byte) < 0:
+        return
     for child in node.named_children:
         if child.type in _IMPORT_TYPES:
             out.extend(_split(_imports(src, child)))
