@@ -76,3 +76,41 @@ def test_2018_paths_do_not_start_at_the_crate_root(parser: TreeSitterCodeParser,
     merged = parser.scan(tmp_path)
     assert edges(merged, "src/de/value.rs") == [("de", None)]  # an external crate named de, in 2018
     assert edges(merged, "src/de/mod.rs")[0] == ("lib", None)
+
+
+def test_items_a_macro_of_the_file_declares_are_exports(parser: TreeSitterCodeParser, tmp_path: Path) -> None:
+    """serde's de/mod.rs declares `pub trait Error` through `declare_error_trait!`, once per cfg."""
+    write(tmp_path, "src/lib.rs", """macro_rules! declare_error_trait {
+    (Error: Sized $(+ $($supertrait:ident)::+)*) => {
+        /// The error trait.
+        pub trait Error: Sized $(+ $($supertrait)::+)* {
+            fn custom<T>(msg: T) -> Self where T: Display;
+            fn missing_field(field: &'static str) -> Self { Error::custom(field) }
+        }
+    }
+}
+
+macro_rules! named_by_caller {
+    ($name:ident) => { pub struct $name; pub struct Fixed; }
+}
+
+macro_rules! two_rules {
+    () => { pub struct FromFirst; };
+    ($x:expr) => { pub struct FromSecond; };
+}
+
+#[cfg(feature = "std")]
+declare_error_trait!(Error: Sized + StdError);
+
+#[cfg(not(feature = "std"))]
+declare_error_trait!(Error: Sized + Debug + Display);
+
+named_by_caller!(Guessed);
+two_rules!();
+""")
+    lib = parser.scan(tmp_path).file("src/lib.rs")
+    assert lib is not None and lib.parse_errors == []
+    assert [(e.name, e.kind, e.start_line) for e in lib.exports] == [("Error", "trait", 21), ("Fixed", "struct", 26)]
+    error = lib.exports[0]
+    assert [m.name for m in error.members] == ["custom", "missing_field"]
+    assert error.signature == "pub trait Error: Sized" and error.doc == "The error trait."
