@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from adapters.code_parser.scan import GENERATED_NAMES  # noqa: E402
 from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
 from domain.drift import compare  # noqa: E402
@@ -80,7 +81,8 @@ def package_files(pkg: Package) -> list[str]:
     out = []
     for p in sorted(pkg.root.rglob("*")):
         rel = p.relative_to(pkg.root).as_posix()
-        if p.is_file() and "node_modules" not in rel.split("/") and re.search(pkg.pattern, rel):
+        if p.is_file() and "node_modules" not in rel.split("/") and re.search(pkg.pattern, rel) and not (
+                GENERATED_NAMES.search(rel)):  # minified bundles (lodash.min.js) are not read, by design
             out.append(rel)
     return out
 
@@ -124,7 +126,7 @@ def node_api(pkg: Package, files: list[str]) -> Api:
             dynamic += len(info["members"].get(n, [])) - len(members)
             names[n] = members or None
         exports[rel] = names
-    edges = {(rel, t) for rel, info in found.items() for t in info["edges"]}
+    edges = {(rel, t) for rel, info in found.items() for t in info["edges"] if t in found}  # measured files only
     reexports = {rel: info["reexports"] for rel, info in found.items() if info.get("reexports")}
     return Api(exports, edges, reexports, dynamic)
 

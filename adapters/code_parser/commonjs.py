@@ -2,7 +2,8 @@
 
 Exports (the keys a consumer sees, as `Object.keys(require(file))` lists them):
 - `module.exports = {a, b: …}` → a, b; `module.exports = fn | class | identifier of one` → "export=" (the
-  callable itself), with the class's members, or the `Fn.prototype.x = …` assignments as members;
+  callable itself), with the class's members, or the `Fn.prototype.x = …` assignments as members; any other
+  value but a plain object (`Object.create(…)`, `new X`, a literal) → "export=" of kind "other";
 - `module.exports.x =`, `exports.x =`, and `alias.x =` where the alias is bound to module.exports anywhere at
   top level (`var app = exports = module.exports = {}`, `var proto = module.exports = function …`,
   `module.exports = req` with `var req = Object.create(…)`) → x; chains `req.get = req.header = …` name each;
@@ -103,6 +104,18 @@ def _enumerable_define(src: Source, stmt: Node, aliases: set[str], helpers: set[
     return None
 
 
+def _plain_object(src: Source, value: Node | None) -> bool:
+    """Whether a value is an object Node would not call: a literal, `Object.create(…)`, `new X(…)`, `[…]`, a
+    string, number, template or regex, an operator's result. A call's result or an unknown name may be a function
+    (lodash's `var baseEach = createBaseEach(baseForOwn); module.exports = baseEach`): "export=" it stays."""
+    if value is None:
+        return False
+    if value.type in ("object", "new_expression", "array", "string", "number", "template_string", "regex",
+                      "binary_expression", "unary_expression"):  # `a && b`, `typeof x`: values, not functions
+        return True
+    return value.type == "call_expression" and src.field_text(value, "function") == "Object.create"
+
+
 def exports(src: Source, statements: list[Node],
             declare: Callable[[Node, Node], list[Export]]) -> tuple[list[Export], str | None]:
     """The CommonJS exports of a file, and the specifier it re-exports whole (`module.exports = require(…)`).
@@ -125,8 +138,8 @@ def exports(src: Source, statements: list[Node],
         stmt, value = root
         target = local.get(src.text(value), value) if value is not None and value.type == "identifier" else value
         reexport = require_spec(src, value)
-        if value is not None and value.type == "object":
-            for p in value.named_children:
+        if target is not None and target.type == "object":  # module.exports = {…}, or a name bound to one
+            for p in target.named_children:
                 key = (p.child_by_field_name("key") or p.child_by_field_name("name")) if p.type in (
                     "pair", "method_definition") else p
                 if p.type in ("pair", "shorthand_property_identifier", "method_definition") and key is not None:
@@ -138,9 +151,8 @@ def exports(src: Source, statements: list[Node],
             members = declare(target, stmt)[0].members if target.type in _CLASSES else []
             sig = src.signature(target, target.child_by_field_name("body"), "{")
             out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], members=members))
-        elif reexport is None and value is not None and value.type in ("identifier", "member_expression") and (
-                target is None or target.type in ("identifier", "member_expression")):
-            out.append(export("export=", "other", stmt, f"module.exports = {src.text(value)}"[:200]))
+        elif reexport is None and value is not None and not _plain_object(src, target):
+            out.append(export("export=", "other", stmt, f"module.exports = {src.signature(value)}"[:200]))
     prototypes = {f"{a}.prototype" for a in aliases if a.isidentifier() and callable_root is not None}
     helpers = {name for name, node in local.items() if _kind(node) == "function"
                and "defineProperty(" in src.text(node) and "enumerable: true" in " ".join(src.text(node).split())}
@@ -148,7 +160,7 @@ def exports(src: Source, statements: list[Node],
     for stmt, targets, value in assigns:
         for t in targets:
             obj, _, prop = t.rpartition(".")
-            if not prop.isidentifier():
+            if not prop.isidentifier() or prop == "prototype":  # Fn.prototype = … is not an enumerable key
                 continue
             body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
             sig = src.signature(stmt, body, "=") if body is not None else f"{t} = …"

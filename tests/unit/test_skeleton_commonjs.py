@@ -98,3 +98,17 @@ def test_typescript_files_do_not_read_commonjs_assignments_as_exports(tmp_path: 
                           "n.ts": "export = 1;\n"})
     assert [e.name for e in sk["m.ts"].exports] == ["z"]
     assert [(i.names, i.resolved) for i in sk["m.ts"].imports] == [(["x"], "n.ts")]
+
+
+def test_a_name_bound_to_a_call_or_an_object_literal_then_exported(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {
+        "_baseEach.js": "var baseEach = createBaseEach(baseForOwn);\nmodule.exports = baseEach;\n",
+        "templateSettings.js": "var templateSettings = {\n  'escape': reEscape,\n  variable: ''\n};\n"
+                               "module.exports = templateSettings;\n",
+        "request.js": "var req = Object.create(http.IncomingMessage.prototype);\nmodule.exports = req;\n"
+                      "req.get = function header(name) {};\n",
+        "_reEscape.js": "var reEscape = /<%-([\\s\\S]+?)%>/g;\nmodule.exports = reEscape;\n"})
+    assert [(e.name, e.kind) for e in sk["_baseEach.js"].exports] == [("export=", "other")]  # may be callable
+    assert [e.name for e in sk["templateSettings.js"].exports] == ["escape", "variable"]
+    assert [e.name for e in sk["request.js"].exports] == ["get"]  # an object, not callable
+    assert sk["_reEscape.js"].exports == []
