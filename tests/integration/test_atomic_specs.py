@@ -8,6 +8,7 @@ never a mix, and no staging directory behind.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,11 @@ CRASHED = 17
 OLD = {"spec.md": "old spec\n", "plan.md": "old plan\n", "notes/kept.md": "a user's own file\n"}
 NEW = {"spec.md": "new spec\n", "plan.md": "new plan\n", "research.md": "research\n", "contracts/README.md": "c\n"}
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    """A bare environment for the child, with the test's own CODE3_HOME (never the user's)."""
+    return {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "CODE3_HOME": os.environ["CODE3_HOME"]}
 
 CRASH_AT = textwrap.dedent("""
     import json, os, sys
@@ -59,7 +65,7 @@ def lay_out(directory: Path, content: dict[str, str]) -> None:
 def run_crashing(body: str, k: int, cwd: Path) -> subprocess.CompletedProcess[str]:
     script = CRASH_AT.format(crashed=CRASHED, body=body)
     return subprocess.run([sys.executable, "-c", script, str(k)], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env=_env())
 
 
 def count_steps(parent: Path, name: str, content: dict[str, str] | None) -> list[str]:
@@ -132,7 +138,7 @@ def test_a_crash_inside_the_plan_tool_is_healed_by_the_next_call(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", "from pathlib import Path\n" + setup + textwrap.dedent("""
         specs.specify(s, "Users can tag to-dos", feature_id="001-tags")
         specs.plan(s, "001-tags")
-    """)], cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    """)], cwd=tmp_path, capture_output=True, text=True, env=_env())
     assert done.returncode == 0, done.stderr
     directory = settings.project / "specs" / "001-tags"
     before = snapshot(directory)
@@ -171,7 +177,7 @@ def test_concurrent_specify_calls_each_get_their_own_number(tmp_path: Path, call
     """)
     procs = [subprocess.Popen([sys.executable, "-c", script, f"Feature number {i} for the board"], cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                              env=_env())
              for i in range(callers)]
     time.sleep(1.0)  # let every process reach the starting line
     go.touch()
