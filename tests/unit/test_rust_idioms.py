@@ -114,3 +114,13 @@ two_rules!();
     error = lib.exports[0]
     assert [m.name for m in error.members] == ["custom", "missing_field"]
     assert error.signature == "pub trait Error: Sized" and error.doc == "The error trait."
+
+
+def test_the_2015_try_macro_is_no_syntax_error(parser: TreeSitterCodeParser, tmp_path: Path) -> None:
+    """serde 1.0.152 writes `try!(…)` (edition 2015): 8 of its 20 files had syntax errors."""
+    write(tmp_path, "src/lib.rs", "pub fn f(x: Result<u8, ()>) -> Result<u8, ()> {\n    let v = try!(x);\n"
+                                  "    Ok(v)\n}\n\npub fn r#try() {}\n")
+    lib = parser.scan(tmp_path).file("src/lib.rs")
+    assert lib is not None and lib.parse_errors == []
+    assert [(e.name, e.signature) for e in lib.exports] == [
+        ("f", "pub fn f(x: Result<u8, ()>) -> Result<u8, ()>"), ("r#try", "pub fn r#try()")]
