@@ -9,7 +9,7 @@ files, CommonJS (adapters/code_parser/commonjs.py: module.exports and its aliase
 re-exports). Members: public methods, accessors and fields of classes (not `private`/`protected`/`#private`),
 the properties and methods of interfaces, enum members, and the exports of
 namespaces. Docs are the `/** … */` comment above. Imports: `import … from`, side-effect imports,
-re-exports, `import x = require()`, and every `require("…")` call.
+re-exports, `import x = require()`, and every `require("…")` and dynamic `import("…")` call.
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
 
 def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     exports, imports = _module_exports(src, root)
-    if b"require(" in src.data:
+    if b"require(" in src.data or b"import(" in src.data:
         imports = sorted([*imports, *commonjs.imports(src, root)], key=lambda i: i.line or 0)
     if not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
         cjs, _ = commonjs.exports(src, _statements(root), lambda decl, span: declarations(src, decl, span))

@@ -112,3 +112,13 @@ def test_a_name_bound_to_a_call_or_an_object_literal_then_exported(tmp_path: Pat
     assert [e.name for e in sk["templateSettings.js"].exports] == ["escape", "variable"]
     assert [e.name for e in sk["request.js"].exports] == ["get"]  # an object, not callable
     assert sk["_reEscape.js"].exports == []
+
+
+def test_dynamic_imports_in_code_and_in_types_are_imports(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {
+        "options.d.ts": "export declare class Options { http2: false | import('./http2.js').Agent; }\n",
+        "http2.d.ts": "export declare class Agent {}\n", "http2.js": "export class Agent {}\n",
+        "main.mjs": "const { Agent } = await import('./http2.js');\nconst later = () => import('./lazy.mjs');\n",
+        "lazy.mjs": "export default 1;\n"})
+    assert [(i.names, i.resolved) for i in sk["options.d.ts"].imports] == [(["Agent"], "http2.d.ts")]
+    assert [(i.names, i.resolved) for i in sk["main.mjs"].imports] == [(["Agent"], "http2.js"), ([], "lazy.mjs")]
