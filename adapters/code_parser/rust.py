@@ -2,15 +2,16 @@
 
 Exported: `pub` fn, struct, union, enum, trait, type, const, static ("variable"), mod (inline modules carry their
 pub items as members; `pub mod x;` is also an import "mod x"), `pub use` re-exports (kind "other"), and
-`macro_rules!` marked `#[macro_export]`. Members: pub fields of structs/unions, enum variants, the items of traits,
-pub fns of inherent `impl`s (as methods of their type), and each trait `impl` (kind "impl", named after the trait,
-its fns as members). An impl whose type is declared in another file becomes a top-level export of kind "impl" (an
-impl of a private type of the file is not API: left out; one for a trait object `dyn Tr + 'a` belongs to Tr). Items
-a macro of the file declares (a `macro_rules!` of one rule invoked at the top level, like serde's
-`declare_error_trait!`) are read from its transcriber with the `$(…)` repetitions and `$var`s left out; an item
-whose name a `$var` gives is not guessed. Docs are `///` and `/** */` comments. Imports: `use` trees flattened to
-one import per path (names: the leaves, "*" for globs; `use a::b as c` is the path a::b binding c, and a `pub use`
-of it exports c), `mod x;` declarations (`#[path = "p"] mod x` keeps its path), `extern crate`.
+`macro_rules!` marked `#[macro_export]`. Members: pub fields of structs/unions (a tuple struct's named 0, 1, …),
+enum variants, the items of traits, pub fns of inherent `impl`s (as methods of their type), and each trait `impl`
+(kind "impl", named after the trait, its fns as members). An impl whose type is declared in another file becomes a
+top-level export of kind "impl" (an impl of a private type of the file is not API: left out; one for a trait object
+`dyn Tr + 'a` belongs to Tr). Items a macro of the file declares (a `macro_rules!` of one rule invoked at the top
+level, like serde's `declare_error_trait!`) are read from its transcriber with the `$(…)` repetitions and `$var`s
+left out; an item whose name a `$var` gives is not guessed. Docs are `///` and `/** */` comments. Imports: `use`
+trees flattened to one import per path (names: the leaves, `self` as the module it names, "*" for globs; `use a::b
+as c` is the path a::b binding c, and a `pub use` of it exports c), `mod x;` declarations (`#[path = "p"] mod x`
+keeps its path), `extern crate`.
 """
 
 from __future__ import annotations
@@ -72,7 +73,22 @@ def _type_name(src: Source, node: Node | None) -> str:
     return src.text(node).split("::")[-1].split("<")[0].strip()
 
 
+def _tuple_fields(src: Source, body: Node) -> list[Export]:
+    """The pub fields of a tuple struct, named by position ("0", "1", …)."""
+    out, index, public = [], 0, False
+    for c in body.named_children:
+        if c.type == "visibility_modifier":
+            public = src.text(c) == "pub"
+        elif c.type not in ("attribute_item", "line_comment", "block_comment"):
+            if public:
+                out.append(export(str(index), "field", c, f"pub {' '.join(src.text(c).split())}"))
+            index, public = index + 1, False
+    return out
+
+
 def _fields(src: Source, body: Node | None, all_public: bool = False) -> list[Export]:
+    if body is not None and body.type == "ordered_field_declaration_list":
+        return _tuple_fields(src, body)
     out = []
     for f in body.named_children if body is not None else []:
         if f.type == "field_declaration" and (all_public or _pub(src, f)):
@@ -135,8 +151,8 @@ def _use_tree(src: Source, node: Node, prefix: str, out: list[tuple[str, list[st
     elif t == "scoped_identifier":
         head, _, leaf = join(prefix, src.text(node)).rpartition("::")
         out.append((head, [leaf]))
-    else:
-        out.append((prefix, [src.text(node)]))
+    else:  # `use ser;` names the module ser
+        out.append((prefix or src.text(node), [src.text(node)]))
 
 
 def _items(src: Source, container: Node) -> tuple[list[Export], list[Import], list[tuple[str, Export]]]:
@@ -150,7 +166,8 @@ def _items(src: Source, container: Node) -> tuple[list[Export], list[Import], li
             trees: list[tuple[str, list[str]]] = []
             if arg is not None:
                 _use_tree(src, arg, "", trees)
-            for spec, names in trees:
+            for spec, leaves in trees:  # a `self` leaf binds the last segment: use a::b::{self} binds b
+                names = [spec.rsplit("::", 1)[-1] if n == "self" and spec else n for n in leaves]
                 relative = spec.split("::", 1)[0] in ("self", "super", "crate")
                 imports.append(make_import(spec, node, relative=relative, names=names))
                 if _pub(src, node):

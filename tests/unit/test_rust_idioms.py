@@ -124,3 +124,19 @@ def test_the_2015_try_macro_is_no_syntax_error(parser: TreeSitterCodeParser, tmp
     assert lib is not None and lib.parse_errors == []
     assert [(e.name, e.signature) for e in lib.exports] == [
         ("f", "pub fn f(x: Result<u8, ()>) -> Result<u8, ()>"), ("r#try", "pub fn r#try()")]
+
+
+def test_tuple_fields_a_bare_module_use_and_self_leaves(parser: TreeSitterCodeParser, tmp_path: Path) -> None:
+    """serde's de/seed.rs `pub struct InPlaceSeed<'a, T: 'a>(pub &'a mut T);`, private/doc.rs `use ser;` and
+    private/mod.rs `pub use lib::fmt::{self, Formatter};`."""
+    write(tmp_path, "Cargo.toml", '[package]\nname = "c"\nversion = "1.0.0"\n')
+    write(tmp_path, "src/lib.rs", "pub mod ser;\nmod doc;\n")
+    write(tmp_path, "src/ser.rs", "pub struct Seed<'a, T: 'a>(pub &'a mut T, u8, #[doc(hidden)] pub u16);\n")
+    write(tmp_path, "src/doc.rs", "use ser;\npub use std::fmt::{self, Formatter};\n")
+    merged = parser.scan(tmp_path)
+    ser, doc = merged.file("src/ser.rs"), merged.file("src/doc.rs")
+    assert ser is not None and doc is not None
+    assert [(m.name, m.signature) for m in ser.exports[0].members] == [("0", "pub &'a mut T"), ("2", "pub u16")]
+    assert [(i.specifier, i.names, i.resolved) for i in doc.imports] == [
+        ("ser", ["ser"], "src/ser.rs"), ("std::fmt", ["fmt", "Formatter"], None)]
+    assert [e.name for e in doc.exports] == ["fmt", "Formatter"]
