@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -185,8 +186,20 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from scheduler.worker import run_worker
 
     settings = _settings(args)
+    token = None
+    if args.metrics_port is not None:  # the serve token guards the worker's /metrics too, found the same way
+        from mcp_tools.http_app import serve_token
+
+        if not 0 <= args.metrics_port <= 65535:
+            raise _usage("worker", f"--metrics-port {args.metrics_port} is no TCP port",
+                         "code3 worker --metrics-port 9464")
+        try:
+            token, _ = serve_token(settings.secrets_dir, settings.serve_token)
+        except ValueError as exc:
+            raise _serve_refused(str(exc)) from None
     ensure_identity(settings, reports_merges=True)
-    return run_worker(worker(settings), interval=args.interval, once=args.once)
+    return run_worker(worker(settings), interval=args.interval, once=args.once, metrics_port=args.metrics_port,
+                      token=token)
 
 
 def cmd_webhooks(args: argparse.Namespace) -> int:
@@ -407,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))
     p.add_argument("--interval", type=float, default=2.0, help="seconds between rounds (default: 2)")
     p.add_argument("--once", action="store_true", help="run one round and exit")
+    p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="serve Prometheus /metrics on 127.0.0.1:PORT behind the serve token (0: a free port, printed)")
     p.set_defaults(func=cmd_worker)
 
     p = common(sub.add_parser("webhooks", help="the webhook dead-letter list: list it, or retry it"))
@@ -480,8 +495,16 @@ def main(argv: list[str] | None = None) -> int:
     level = (args.log_level or Settings.from_env().log_level).upper()
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_format = os.environ.get("CODE3_LOG_FORMAT", "text").strip().lower() or "text"
+    if log_format not in ("text", "json"):
+        return _refuse("E_VALIDATION", f"CODE3_LOG_FORMAT={log_format[:20]!r} is not a log format",
+                       "set CODE3_LOG_FORMAT to text (the default) or json (one JSON object per stderr line)")
     for handler in logging.getLogger().handlers:
         handler.addFilter(ScrubFilter())  # no secret reaches a log line, whoever logged it
+        if log_format == "json":
+            from adapters.log_format import JsonFormatter
+
+            handler.setFormatter(JsonFormatter())
     what = _NEEDS_TARGET.get((args.command, getattr(args, "action", None)))
     if what and not args.target:
         return _refuse("E_VALIDATION", f"code3 {args.command} {args.action}: {what} is required",

@@ -91,6 +91,68 @@ def diagnose(settings: Settings) -> list[Check]:
                              "the worker goes on past them; report them with `code3 audit verify`")
         return "every read model applied every event"
 
+    ops: list[Any] = []  # the store's operational snapshot and the chain's time, read once for the lines below
+
+    def operations() -> tuple[Any, int, list[Any]]:
+        from adapters.sql import open_db
+        from projections.operations import snapshot
+
+        if not ops:
+            app, views, port = open_store(settings.project, settings.database_url), None, None
+            try:
+                views = open_db(settings.project, settings.database_url)
+                port = wiring.chain(settings)
+                ops.extend((snapshot(app, views), port.now(), port.list_bounties()))
+            finally:
+                for each in (app, views, port):
+                    getattr(each, "close", lambda: None)()
+        return ops[0], ops[1], ops[2]
+
+    def lag() -> str:
+        snap, *_ = operations()
+        shown = ", ".join(f"{name} {behind}" for name, behind in snap.lag().items())
+        stalled = snap.stalled()
+        if stalled:
+            raise Code3Error(Code.PRECONDITION, f"behind the log (head {snap.head}) with no live worker: "
+                             + ", ".join(f"{n} by {b} event(s)" for n, b in stalled.items()),
+                             "start `code3 worker` (or see in its log why it stopped): the forge mirror, payouts "
+                             "and refunds wait for it")
+        return f"events behind the log head {snap.head}: {shown}"
+
+    def leases() -> str:
+        snap, *_ = operations()
+        if not snap.leases:
+            return "no lease held (no worker is following the log)"
+        return "; ".join(f"{lease.projection} held by {lease.owner} "
+                         + (f"for {lease.expires_in:.0f} s more" if lease.live else
+                            "(expired: free to take)" if lease.alive else "(its process is gone: free to take)")
+                         for lease in snap.leases)
+
+    def backlog() -> str:
+        snap, *_ = operations()
+        dead = sum(snap.projection_dead.values())
+        detail = (f"{snap.webhook_dead} webhook delivery(ies) dead, {snap.webhook_retrying} retrying; "
+                  f"{dead} event(s) no read model could apply")
+        if snap.webhook_dead:
+            raise Code3Error(Code.PRECONDITION, detail, "see them with `code3 webhooks list`, then "
+                             "`code3 webhooks retry` once their cause is fixed")
+        return detail
+
+    def payouts() -> str:
+        from domain.contract import Status
+        from projections.operations import OVERDUE_AFTER_S
+
+        snap, now, bounties = operations()
+        late = snap.overdue(now, bounties)
+        paid = ", ".join(f"{count} in {asset} ({amount})" for asset, (count, amount) in snap.payouts.items())
+        if late:
+            shown = ", ".join(f"{row['bounty_id']} ({now - row['cooling_until']} s)" for row in late[:5])
+            raise Code3Error(Code.PRECONDITION, f"{len(late)} bounty(ies) past their cooling end by over "
+                             f"{OVERDUE_AFTER_S} s and not paid: {shown}{' and more' if len(late) > 5 else ''}",
+                             "check that a `code3 worker` runs and what its log says about the payouts")
+        cooling = sum(1 for b in bounties if b.status == Status.COOLING_DOWN)
+        return f"none overdue; {cooling} cooling on chain; paid (board): {paid or 'none yet'}"
+
     def webhook() -> str:
         from adapters.private_files import read_private
 
@@ -124,7 +186,9 @@ def diagnose(settings: Settings) -> list[Check]:
 
     for name, probe in (("file modes", modes), ("state layout", layout), ("identity", identity),
                         ("event store", store), ("forge", forge),
-                        ("chain", chain), ("webhook secret", webhook), ("projections", projections)):
+                        ("chain", chain), ("webhook secret", webhook), ("projections", projections),
+                        ("projection lag", lag), ("leases", leases), ("dead-letter backlog", backlog),
+                        ("payouts", payouts)):
         checks.append(_run(name, probe))
     return checks
 

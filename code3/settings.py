@@ -50,6 +50,8 @@ VARIABLES = {
     "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
     "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
     "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
+    "CODE3_LOG_FORMAT": "text (default) or json: each stderr log line one JSON object (time, level, logger, "
+                        "message and the record's extra fields), secrets scrubbed as in text",
     "CODE3_MAX_ANSWER_BYTES": "the most bytes a tool answer takes as the JSON-RPC line a client receives (its text and "
                               "structuredContent both carry the payload); prepare, batch, ai-loom.list_contexts and "
                               "stitch cut a bigger answer and say how to fetch the rest, any other is refused with a "

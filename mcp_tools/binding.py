@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -22,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
+from adapters import metrics
 from mcp_tools import dialects, published
 from mcp_tools.declare import ToolDecl
 
@@ -46,6 +48,7 @@ class Runtime:
     def call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
         from domain.errors import Code3Error
 
+        started, failed = time.perf_counter(), None  # every answer is counted once (adapters.metrics)
         try:
             if decl.needs_services:
                 result = self.run(lambda services: decl.handler(services, **kwargs))
@@ -53,13 +56,18 @@ class Runtime:
                 result = decl.handler(**kwargs)
             return _result(decl, result)
         except Code3Error as exc:
+            failed = exc.code.value
             log.info("tool %s failed: %s", decl.name, exc.code.value)
             return error_result(decl.error_text(exc) if decl.error_text else _json(exc.as_dict()))
-        except MCPError:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
+        except MCPError as exc:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
+            failed = str(exc.code)
             raise
         except Exception:
+            failed = "E_INTERNAL"
             log.exception("tool %s raised an unexpected exception", decl.name)
             return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
+        finally:
+            metrics.tool_call(decl.name, time.perf_counter() - started, failed)
 
 
 def _result(decl: ToolDecl, data: dict[str, Any]) -> CallToolResult:

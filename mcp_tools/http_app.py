@@ -26,8 +26,9 @@ from typing import Any
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
+from adapters import metrics
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
 from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data, with_data
@@ -326,12 +327,34 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
+    metrics.enable()  # this process's counters start with its app; /metrics is behind the token (`Front`)
+
+    @server.custom_route("/metrics", methods=["GET"])
+    async def prometheus(request: Request) -> Response:
+        body = await anyio.to_thread.run_sync(lambda: metrics.exposition(store_figures(runtime.run)))
+        return Response(body, media_type=metrics.CONTENT_TYPE)
+
     security = host_security(host)  # the same Host/Origin rule in the SDK's transport and in `Front`
     app = server.streamable_http_app(host=host, transport_security=security)
     # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
     # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
     app.mount("/api", build_rest(runtime.run))
     return Front(app, token, security=security)
+
+
+def store_figures(run: Callable[[Callable[[Any], Any]], Any]) -> dict[str, Any] | None:
+    """The store's figures for /metrics (`projections.operations`), read through `run(fn(services))`; None
+    (`code3_store_up 0`) when the store does not answer, so a scrape still reports this process."""
+    from projections.operations import snapshot
+
+    def read(s: Any) -> dict[str, Any]:
+        return snapshot(s.store, s.views).metrics(s.chain.now())
+
+    try:
+        return run(read)
+    except Exception:
+        log.warning("metrics: the store could not be read", exc_info=True)
+        return None
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
@@ -341,7 +364,8 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
 
     # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
     app = build_app(factory, secret, host, token=token, tools=tools, version=version)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
+                            log_config=None)  # uvicorn's lines through the root handlers: scrubbed, JSON on request
     server = uvicorn.Server(config)
 
     original = server.startup

@@ -119,10 +119,32 @@ class Worker:
             services.close()
 
 
-def run_worker(worker: Worker, interval: float = 2.0, once: bool = False) -> int:
+def metrics_listener(worker: Worker, port: int, token: bytes) -> Any:
+    """/metrics of this worker on 127.0.0.1:`port`, behind the serve token: its counters and the store's figures
+    (read in the listener's thread; the store's connections are shared under their own locks)."""
+    from adapters import metrics
+    from projections.operations import snapshot
+
+    def figures() -> dict[str, Any] | None:
+        try:
+            return snapshot(worker.s.store, worker.s.views).metrics(worker.s.chain.now())
+        except Exception:
+            log.warning("metrics: the store could not be read", exc_info=True)
+            return None
+
+    metrics.enable()
+    return metrics.listen(port, token, lambda: metrics.exposition(figures()))
+
+
+def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metrics_port: int | None = None,
+               token: bytes | None = None) -> int:
     from apscheduler.schedulers.blocking import BlockingScheduler
 
+    listener = None
     try:
+        if metrics_port is not None and token is not None:
+            listener = metrics_listener(worker, metrics_port, token)
+            print(f"code3 worker: metrics at http://127.0.0.1:{listener.server_address[1]}/metrics", flush=True)
         reconcile_all(worker.s)
         worker.tick()
         if once:
@@ -150,4 +172,7 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False) -> int
         scheduler.start()
         return 0
     finally:
+        if listener is not None:
+            listener.shutdown()
+            listener.server_close()
         worker.close()
