@@ -3,7 +3,8 @@
 Run: `scripts/corpus/npm.sh` (or scripts/fetch_corpus.sh), then `.venv/bin/python -m benchmarks.realcode_javascript`
 (`--ci`: only the two expresses, as tests/realcode/test_javascript.py). The corpus is installed under
 $CODE3_CORPUS_DIR/npm (default .cache/corpus/npm): express 4.22.3 and 5.3.0 and lodash 4.18.1 (CommonJS), got
-16.1.0 (ES modules compiled to dist/source/*.js with their .d.ts), rxjs 7.8.2 (its TypeScript sources, src/).
+16.1.0 (ES modules compiled to dist/source/*.js with their .d.ts), rxjs 7.8.2 (its TypeScript sources, src/, and
+the declarations it ships, dist/types/).
 
 Oracles:
 - CommonJS — Node itself (tests/tools/cjs_oracle.js): exports are `Object.keys(require(file))` plus "export="
@@ -19,7 +20,9 @@ Oracles:
   Route), not again in each file that hands it on (lib/express.js's `exports.Route = Route`).
 - ES modules and TypeScript — the TypeScript compiler: exports and class/interface members from its parser
   (tests/tools/ts_exports.js; `export *` adds no names of its own, as in code3), edges from ts.preProcessFile
-  and ts.resolveModuleName (tests/tools/ts_imports.js; a .js file's import is the .js it loads at run time).
+  and ts.resolveModuleName (tests/tools/ts_imports.js; a .js file's import is the .js it loads at run time);
+  for TypeScript sources (rxjs) also the public members of exported classes as the type checker lists them
+  (tests/tools/ts_class_members.js: statics and parameter properties included, constructors not).
 - Drift express 4.22.3 → 5.3.0, names only: the exports Node lists per file added and removed between the two
   releases (re-exporting files left out: their names are the other file's), against the added and removed
   exports of domain.drift.compare on the two skeletons.
@@ -69,7 +72,7 @@ class Package:
 CI_PACKAGES = (Package("express@4.22.3", "node"), Package("express@5.3.0", "node"))
 PACKAGES = (*CI_PACKAGES, Package("lodash@4.18.1", "node"),
             Package("got@16.1.0", "tsc", "dist", r"^source/.*\.(js|d\.ts)$"),
-            Package("rxjs@7.8.2", "tsc", "", r"^src/.*\.ts$"))
+            Package("rxjs@7.8.2", "tsc", "", r"^src/.*\.ts$"), Package("rxjs@7.8.2", "tsc", "dist/types", r"\.d\.ts$"))
 DRIFT = CI_PACKAGES
 
 
@@ -211,6 +214,23 @@ def measure(pkg: Package) -> Figures:
     )
 
 
+def class_member_recall(pkg: Package, merged: MergedSkeleton | None = None) -> tuple[float, int, list[str]]:
+    """Public members of exported TypeScript classes found, against the type checker (tests/tools/
+    ts_class_members.js: what a consumer of the class can use, parameter properties and statics included):
+    (recall, how many the checker lists, those missed)."""
+    files = [f for f in package_files(pkg) if f.endswith(".ts")]
+    cwd = os.getcwd()
+    try:
+        found = _node("ts_class_members.js", str(TYPESCRIPT), str(pkg.root), *files)
+    finally:
+        os.chdir(cwd)
+    want = {(rel, c, m) for rel, classes in found.items() for c, ms in classes.items() for m in ms}
+    merged = merged or scan(pkg)
+    got = {(f.path, e.name, m.name) for f in merged.files for e in f.exports if e.kind == "class"
+           for m in e.members}
+    return ratio(len(want & got), len(want)), len(want), sorted(f"{r}:{c}.{m}" for r, c, m in want - got)
+
+
 @dataclass
 class DriftFigures:
     kinds: dict[str, tuple[float, float]]  # added/removed → (precision, recall)
@@ -252,10 +272,10 @@ def rows(ci: bool = False) -> list[Row]:
             log(f"{pkg.root} missing: run scripts/corpus/npm.sh")
             continue
         f = measure(pkg)
-        log(f"{pkg.spec} ({f.files} files): missed exports {f.missed[:8]} extra {f.extra[:8]} missed members "
-            f"{f.missed_members[:8]} missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
-        label = f"javascript {pkg.spec}" if pkg.oracle == "node" or pkg.pattern.endswith("js)$") else \
-            f"typescript {pkg.spec}"
+        log(f"{pkg.spec} {pkg.under} ({f.files} files): missed exports {f.missed[:8]} extra {f.extra[:8]} "
+            f"missed members {f.missed_members[:8]} missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
+        language = "javascript" if pkg.oracle == "node" else "typescript"
+        label = f"{language} {pkg.spec}" + (f" {pkg.under}" if pkg.under else "")
         out += [
             _target(f"{label} export recall", f.export_recall, EXPORT_TARGET),
             _target(f"{label} export precision", f.export_precision, EXPORT_TARGET),
@@ -265,6 +285,10 @@ def rows(ci: bool = False) -> list[Row]:
         ]
         if pkg.oracle == "node":
             out.append(Row(f"{label} names made by computed keys (left out)", f.dynamic, "names"))
+        elif pkg.pattern.endswith(r"\.ts$"):
+            recall, total, missed = class_member_recall(pkg)
+            log(f"{pkg.spec} class members (type checker, {total}): missed {missed[:8]}")
+            out.append(_target(f"{label} class member recall (type checker, {total})", recall, MEMBER_TARGET))
     old, new = DRIFT
     if old.root.is_dir() and new.root.is_dir():
         d = measure_drift(old, new)

@@ -2,8 +2,8 @@
 // require() calls resolve to. Run: node cjs_oracle.js <typescript dir> <package root> files…  → JSON
 //   {path: {exports: [names], members: {name: [names]}, homes: {name: path}, reexports: path | null,
 //    edges: [paths], spelled: [names]}}
-// - exports: Object.keys(require(file)) (own enumerable keys, as a consumer sees them), plus "export=" when
-//   module.exports is itself callable (module.exports = function …);
+// - exports: Object.keys(require(file)) (own enumerable keys, as a consumer sees them) as soon as the file has
+//   loaded, plus "export=" when module.exports is itself callable (module.exports = function …);
 // - members: for each export that is a constructor (a function whose prototype has own properties besides
 //   `constructor`; "export=" for module.exports itself), those property names (Route.prototype.dispatch = …,
 //   a class's methods and accessors);
@@ -48,22 +48,49 @@ function spelled(file) {
 const rel = (f) => path.relative(root, f).split(path.sep).join("/");
 const inside = (f) => f.startsWith(root + path.sep) && !rel(f).split("/").includes("node_modules");
 
+// What a module exports, read as soon as it has loaded: other modules may add to it later (lodash's fp/ files
+// set `placeholder` on the functions they convert), which is their doing, not the file's.
+const wanted = new Set(files);
+const snapshots = new Map();  // file → {names, values: name → value}
+function snapshot(f) {
+  const m = require.cache[f];
+  if (!m || snapshots.has(f) || !wanted.has(f)) return;
+  const names = m.exports == null ? [] : Object.keys(Object(m.exports));  // lodash's _nodeUtil.js may export undefined
+  if (typeof m.exports === "function") names.push("export=");
+  const values = {};
+  for (const n of names) {
+    const d = n === "export=" ? { value: m.exports } : Object.getOwnPropertyDescriptor(Object(m.exports), n);
+    values[n] = d && "value" in d ? d.value : undefined;  // a getter is never called
+  }
+  const members = {};
+  for (const n of names) {
+    const proto = typeof values[n] === "function" && values[n].prototype;
+    const own = proto ? Object.getOwnPropertyNames(proto).filter((k) => k !== "constructor") : [];
+    if (own.length) members[n] = own.sort();
+  }
+  snapshots.set(f, { names, values, members });
+}
+
 const edges = new Map();  // requiring file → Set of required files under the root
 const originalRequire = Module.prototype.require;
 Module.prototype.require = function (id) {
+  let target = null;
   try {
-    const target = Module._resolveFilename(id, this, false);
+    target = Module._resolveFilename(id, this, false);
     if (this.filename && path.isAbsolute(target) && inside(target) && inside(this.filename)) {
       if (!edges.has(this.filename)) edges.set(this.filename, new Set());
       edges.get(this.filename).add(target);
     }
   } catch (e) { /* the require itself throws the same error below */ }
-  return originalRequire.apply(this, arguments);
+  const value = originalRequire.apply(this, arguments);
+  if (target) snapshot(target);
+  return value;
 };
 
 const loaded = new Map();
 for (const f of files) {
   try { loaded.set(f, require(f)); } catch (e) { loaded.set(f, e); }
+  snapshot(f);
 }
 const owners = new Map();  // exported object → the file that built it (the first file whose exports it is)
 for (const f of files) {
@@ -84,26 +111,19 @@ const out = {};
 for (const f of files) {
   const value = loaded.get(f);
   const m = require.cache[f];
-  if (value instanceof Error || !m) {
+  if (value instanceof Error || !m || !snapshots.has(f)) {
     out[rel(f)] = { error: String(value), exports: [], members: {}, reexports: null, edges: [], spelled: [] };
     continue;
   }
   const owner = owners.get(m.exports);
-  const names = m.exports == null ? [] : Object.keys(Object(m.exports));  // lodash's _nodeUtil.js may export undefined
-  if (typeof m.exports === "function") names.push("export=");
-  const members = {};
+  const { names, values, members } = snapshots.get(f);
   const homes = {};  // export name → the package file whose module.exports it is (where its members are spelled)
-  for (const n of names) {
-    const d = n === "export=" ? { value: m.exports } : Object.getOwnPropertyDescriptor(Object(m.exports), n);
-    const v = d && "value" in d ? d.value : undefined;  // a getter is never called
-    const proto = typeof v === "function" && v.prototype;
-    const own = proto ? Object.getOwnPropertyNames(proto).filter((k) => k !== "constructor") : [];
-    if (own.length) members[n] = own.sort();
-    const home = owners.get(v);
-    if (own.length && home && home !== f) homes[n] = rel(home);
+  for (const n of Object.keys(members)) {
+    const home = owners.get(values[n]);
+    if (home && home !== f) homes[n] = rel(home);
   }
   out[rel(f)] = {
-    exports: names.sort(),
+    exports: [...names].sort(),
     members,
     homes,
     reexports: owner && owner !== f ? rel(owner) : null,
