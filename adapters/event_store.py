@@ -1,7 +1,13 @@
-"""The event store: an eventsourcing Application on SQLite (default) or PostgreSQL, chosen by settings."""
+"""The event store: an eventsourcing Application on SQLite (default) or PostgreSQL, chosen by settings.
+
+On PostgreSQL every store of a process on one database shares one library datastore (`SharedPostgresFactory`):
+a pool of at most `STORE_POOL_SIZE` connections, each pinged before use (POSTGRES_PRE_PING) and replaced when
+its backend was terminated, with the same bounded reconnection as the views' pool (adapters.sql).
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -12,8 +18,11 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
+from eventsourcing.postgres import PostgresDatastore, PostgresFactory
 
-from adapters.sql import PostgresUrl
+from adapters.sql import CONNECT_TIMEOUT_S, RECONNECT_S, PostgresUrl, application_name
+
+STORE_POOL_SIZE = 2  # with the views' 1: at most 3 PostgreSQL connections per process
 
 A = TypeVar("A", bound=Aggregate)
 
@@ -101,16 +110,58 @@ def _persistence_env(project: Path, database_url: str | None) -> dict[str, str]:
         }
     url = PostgresUrl.parse(database_url)
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": f"{__name__}:SharedPostgresFactory",
         "POSTGRES_DBNAME": url.dbname,
         "POSTGRES_HOST": url.host,
         "POSTGRES_PORT": str(url.port),
         "POSTGRES_USER": url.user,
         "POSTGRES_PASSWORD": url.password,
+        "POSTGRES_PRE_PING": "y",  # a connection whose backend was terminated is replaced before it is used
+        "POSTGRES_POOL_SIZE": "1",  # opened at start; one more on demand (the overflow)
+        "POSTGRES_MAX_OVERFLOW": str(STORE_POOL_SIZE - 1),
+        "POSTGRES_CONNECT_TIMEOUT": "30",  # how long a call waits for a connection of the pool
     }
     if url.schema:
         env["POSTGRES_SCHEMA"] = url.schema
     return env
+
+
+class SharedPostgresFactory(PostgresFactory):
+    """The library's PostgreSQL factory, but one datastore (one pool) per database and schema in a process: a
+    worker acting for several identities, or tests' several services, add no connections. The pool gets this
+    process's application_name and gives up a reconnection after RECONNECT_S (the next request starts anew),
+    so its back-off stays short however long an outage lasts."""
+
+    _shared: dict[tuple[str, ...], tuple[PostgresDatastore, list[int]]] = {}  # noqa: RUF012
+    _guard = threading.Lock()
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        own = self.datastore
+        key = tuple(str(self.env.get(k) or "") for k in (self.POSTGRES_HOST, self.POSTGRES_PORT, self.POSTGRES_DBNAME,
+                                                        self.POSTGRES_USER, self.POSTGRES_SCHEMA))
+        with self._guard:
+            shared = self._shared.get(key)
+            if shared is None:
+                own.pool.kwargs.update(application_name=application_name(), connect_timeout=CONNECT_TIMEOUT_S)
+                own.pool.reconnect_timeout = RECONNECT_S
+                shared = self._shared[key] = (own, [0])
+            shared[1][0] += 1
+        self.datastore, self._key, self._closed = shared[0], key, False
+        if own is not self.datastore:
+            own.close()
+
+    def close(self) -> None:
+        with self._guard:  # once per store: the library closes again from __del__
+            shared = self._shared.get(self._key)
+            if getattr(self, "_closed", True) or shared is None or shared[0] is not self.datastore:
+                return
+            self._closed = True
+            shared[1][0] -= 1
+            if shared[1][0] > 0:
+                return
+            del self._shared[self._key]
+        super().close()
 
 
 def open_store(project: Path, database_url: str | None = None) -> EventStore:

@@ -1,26 +1,39 @@
 """One SQL helper for every table beside the events (views, tracking, leases, cursors, inbox) and for
 the embedded adapters' own files, on SQLite and PostgreSQL.
 
-SQL is written once with `?` placeholders; on PostgreSQL they become `%s`. One connection per
+SQL is written once with `?` placeholders; on PostgreSQL they become `%s`. On SQLite, one connection per
 instance, guarded by a lock, shared by the server's worker threads: opening a connection (and
 setting WAL) per call cost more than the queries. SQLite writes take `BEGIN IMMEDIATE`, so several
 processes sharing a file serialise their transactions; `synchronous=NORMAL` in WAL mode keeps every
 commit across a process crash. Each table's owner declares its DDL and calls `ensure` once.
+
+On PostgreSQL, every instance on one URL shares one small process-wide pool (`PgPool`): a connection is
+checked before it is handed out and replaced when its backend was terminated or the server restarted,
+with bounded back-off, so a failover costs at most the calls in flight, never a restart. `OUTAGE` keeps
+how long the database has been unreachable (`watchdog` ends a process cut off for too long).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
+import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 from urllib.parse import parse_qs, unquote, urlparse
 
 DDL_LOCK = 0x0C0DE3  # the advisory lock key under which every process creates the tables beside the events
+VIEWS_POOL_SIZE = 1  # PostgreSQL connections per process for the views (the event store's pool holds 2 more)
+RECONNECT_S = 10.0  # a pool gives up a reconnection attempt after this long; the next request starts anew,
+# so its back-off (1, 2, 4 s ... ) never grows past a few seconds, however long the outage lasted
+CONNECT_TIMEOUT_S = 5
+log = logging.getLogger("code3.db")
 
 
 class Cursor(Protocol):
@@ -58,8 +71,9 @@ class PostgresUrl:
 
 
 class SqlDb:
-    def __init__(self, conn: Any, postgres: bool) -> None:
-        self._conn = conn
+    def __init__(self, conn: Any, postgres: bool, pool: PgPool | None = None) -> None:
+        self._conn = conn  # SQLite's connection (None on PostgreSQL: connections come from `pool`)
+        self._pool = pool
         self._lock = threading.RLock()
         self.postgres = postgres
         self._ensured: set[str] = set()
@@ -81,13 +95,7 @@ class SqlDb:
 
     @classmethod
     def postgres_url(cls, url: str, schema: str = "") -> SqlDb:
-        import psycopg
-
-        params = PostgresUrl.parse(url)
-        conn = psycopg.connect(params.dsn, autocommit=True)
-        if params.schema:
-            conn.execute(f'SET search_path TO "{params.schema}"')
-        db = cls(conn, postgres=True)
+        db = cls(None, postgres=True, pool=PgPool.shared(url))
         if schema:
             db.ensure(schema)
         return db
@@ -96,26 +104,27 @@ class SqlDb:
         """Create the tables of `ddl` (statements separated by `;`) once per connection."""
         if ddl in self._ensured:
             return
+        if self.postgres:
+            with self.transaction() as cur:
+                # processes starting at once would race their CREATE ... IF NOT EXISTS ("tuple concurrently
+                # updated"): one at a time, by a transaction-scoped advisory lock
+                cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
+                for statement in filter(str.strip, ddl.split(";")):
+                    cur.execute(statement)
+            self._ensured.add(ddl)
+            return
         with self._lock:
-            if self.postgres:
-                with self.transaction() as cur:
-                    # processes starting at once would race their CREATE ... IF NOT EXISTS ("tuple concurrently
-                    # updated"): one at a time, by a transaction-scoped advisory lock
-                    cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
-                    for statement in filter(str.strip, ddl.split(";")):
-                        cur.execute(statement)
-            else:
-                self._conn.executescript(ddl)
+            self._conn.executescript(ddl)
             self._ensured.add(ddl)
 
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
         """A write transaction: committed when the block ends, rolled back if it raises."""
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as raw:
+                yield _PgCursor(raw)
+            return
         with self._lock:
-            if self.postgres:
-                with self._conn.transaction(), self._conn.cursor() as raw:
-                    yield _PgCursor(raw)
-                return
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
@@ -128,11 +137,11 @@ class SqlDb:
     @contextmanager
     def statement(self) -> Iterator[Cursor]:
         """For reads and single-statement writes: each statement is its own transaction (autocommit)."""
+        if self._pool is not None:
+            with self._pool.connection() as conn, conn.cursor() as raw:
+                yield _PgCursor(raw)
+            return
         with self._lock:
-            if self.postgres:
-                with self._conn.cursor() as raw:
-                    yield _PgCursor(raw)
-                return
             yield self._conn.cursor()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -140,6 +149,10 @@ class SqlDb:
             return list(cur.execute(sql, params).fetchall())
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.release()
+            self._pool = None
+            return
         with self._lock:
             self._conn.close()
 
@@ -180,6 +193,189 @@ class _PgCursor:
 
     def fetchall(self) -> list[Any]:
         return list(self._raw.fetchall())
+
+
+def application_name() -> str:
+    """How this process's connections show in pg_stat_activity: PGAPPNAME when set, else code3-<command>-<pid>
+    (serve, worker, mcp, doctor), so an operator or a test terminates only the backends it means to."""
+    given = os.environ.get("PGAPPNAME", "").strip()
+    if given:
+        return given
+    command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+    return f"code3-{command if command in ('serve', 'worker', 'mcp', 'doctor') else 'cli'}-{os.getpid()}"
+
+
+class Outage:
+    """Since when this process has failed to reach its database (None: the last attempt worked)."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+
+    def ok(self) -> None:
+        self._since = None
+
+    def failed(self) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+
+    def seconds(self) -> float:
+        since = self._since
+        return 0.0 if since is None else time.monotonic() - since
+
+
+OUTAGE = Outage()
+
+
+def unreachable(exc: BaseException) -> bool:
+    """A failure to reach the server (refused, terminated backend, pool timeout), not a fault of the SQL."""
+    import psycopg
+
+    names = {c.__name__ for c in type(exc).__mro__}
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) or bool(
+        names & {"OperationalError", "InterfaceError"})  # eventsourcing's wrappers of the same
+
+
+class PgPool:
+    """One process-wide psycopg pool per URL, shared by every `SqlDb` on it (a worker acting for several
+    identities included). A connection is checked before use (`check_connection`) and a broken one replaced;
+    a thread already holding a connection of the pool gets the same one again (a statement inside a
+    transaction), as the single connection of old did."""
+
+    _shared: ClassVar[dict[str, PgPool]] = {}
+    _guard = threading.Lock()
+
+    def __init__(self, url: str) -> None:
+        from psycopg_pool import ConnectionPool
+
+        params = PostgresUrl.parse(url)
+
+        def configure(conn: Any) -> None:
+            if params.schema:
+                conn.execute(f'SET search_path TO "{params.schema}"')
+
+        self.url, self.users, self._local = url, 0, threading.local()
+        self.pool = ConnectionPool(
+            params.dsn, min_size=VIEWS_POOL_SIZE, max_size=VIEWS_POOL_SIZE, open=False, configure=configure,
+            check=ConnectionPool.check_connection, reconnect_timeout=RECONNECT_S, timeout=30.0,
+            kwargs={"autocommit": True, "application_name": application_name(),
+                    "connect_timeout": CONNECT_TIMEOUT_S}, name="code3-views")
+        try:
+            self.pool.open(wait=True, timeout=2 * CONNECT_TIMEOUT_S)
+        except Exception:
+            self.pool.close()
+            raise
+
+    @classmethod
+    def shared(cls, url: str) -> PgPool:
+        with cls._guard:
+            pool = cls._shared.get(url)
+            if pool is None:
+                pool = cls._shared[url] = cls(url)
+            pool.users += 1
+            return pool
+
+    @classmethod
+    def all(cls) -> list[PgPool]:
+        with cls._guard:
+            return list(cls._shared.values())
+
+    def release(self) -> None:
+        with self._guard:
+            self.users -= 1
+            if self.users > 0:
+                return
+            self._shared.pop(self.url, None)
+        self.pool.close()
+
+    @contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[Any]:
+        held = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        try:
+            with self.pool.connection(timeout=timeout) as conn:
+                self._local.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._local.conn = None
+        except Exception as exc:
+            if unreachable(exc):
+                OUTAGE.failed()
+            raise
+        OUTAGE.ok()
+
+    def probe(self, timeout: float) -> None:
+        """SELECT 1 on a checked connection; raises what keeps the database out of reach."""
+        with self.connection(timeout=timeout) as conn:
+            conn.execute("SELECT 1").fetchone()
+
+
+def probe(timeout: float = 3.0) -> str | None:
+    """None when every PostgreSQL pool of this process reaches its database, else the error's class name.
+    A pool whose every connection is busy answers the last outcome seen (busy is not down)."""
+    from psycopg_pool import PoolTimeout
+
+    for pool in PgPool.all():
+        stats = pool.pool.get_stats()
+        try:
+            pool.probe(timeout)
+        except PoolTimeout as exc:
+            if stats.get("pool_size", 0) and not stats.get("pool_available", 0) and not OUTAGE.seconds():
+                continue
+            return type(exc).__name__
+        except Exception as exc:
+            return type(exc).__name__
+    return None
+
+
+def outage_limit(env: dict[str, str] | None = None) -> float:
+    """CODE3_DB_OUTAGE_EXIT: seconds a process stays up while its database is out of reach (default 300, 0: for
+    ever)."""
+    raw = (os.environ if env is None else env).get("CODE3_DB_OUTAGE_EXIT", "").strip() or "300"
+    try:
+        limit = float(raw)
+    except ValueError:
+        limit = -1.0
+    if not limit >= 0:
+        raise ValueError(f"CODE3_DB_OUTAGE_EXIT must be a number of seconds (0: never exit), not {raw!r}")
+    return limit
+
+
+def watchdog(limit_s: float, check: Callable[[], str | None] | None = None,
+             every_s: float | None = None) -> threading.Thread | None:
+    """End this process (exit status 3, logged) once its database has been out of reach for more than `limit_s`,
+    so a supervisor restarts it. `check` answers None when the database answers, else why not (default: `probe`,
+    a process without a PostgreSQL pool passing). None (no thread) for a limit of 0."""
+    if limit_s <= 0:
+        return None
+    interval = every_s if every_s is not None else max(0.2, min(5.0, limit_s / 5))
+    test = check or (lambda: probe(timeout=min(interval, 3.0)))
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            try:
+                error = test()
+            except Exception as exc:  # a check that raises reports its class, as a failed probe does
+                error = type(exc).__name__
+            if error is None:
+                OUTAGE.ok()
+                continue
+            OUTAGE.failed()
+            if OUTAGE.seconds() > limit_s:
+                log.critical("the database has been unreachable for %.0f s (over CODE3_DB_OUTAGE_EXIT=%g s, last "
+                             "error %s): exiting so a supervisor restarts this process", OUTAGE.seconds(), limit_s,
+                             error)
+                for handler in logging.getLogger().handlers:
+                    handler.flush()
+                sys.stderr.flush()
+                os._exit(3)
+
+    thread = threading.Thread(target=watch, name="code3-db-watchdog", daemon=True)
+    thread.start()
+    return thread
 
 
 def open_db(project: Path, database_url: str | None) -> SqlDb:

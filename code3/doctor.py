@@ -46,6 +46,23 @@ def diagnose(settings: Settings) -> list[Check]:
         signer = Keystore(settings.keystore_dir).load(settings.identity)
         return f"{signer.name} {signer.address} (keystore {settings.keystore_dir})"
 
+    def database() -> str:
+        if not settings.database_url:
+            return f"SQLite {settings.state_dir / 'events.sqlite'}"
+        import psycopg
+
+        from adapters.sql import CONNECT_TIMEOUT_S, PostgresUrl, application_name
+
+        url = PostgresUrl.parse(settings.database_url)
+        try:
+            with psycopg.connect(url.dsn, connect_timeout=CONNECT_TIMEOUT_S, application_name=application_name()) as c:
+                version = c.execute("SHOW server_version").fetchone()[0]
+        except psycopg.Error as exc:
+            raise Code3Error(Code.PRECONDITION, f"the database at {url.host}:{url.port}/{url.dbname} is unreachable "
+                             f"({type(exc).__name__})", "start PostgreSQL or fix CODE3_DATABASE_URL; meanwhile serves "
+                             "answer /readyz 503 and serves and workers exit after CODE3_DB_OUTAGE_EXIT") from None
+        return f"PostgreSQL {version} at {url.host}:{url.port}/{url.dbname} answers"
+
     def store() -> str:
         app = open_store(settings.project, settings.database_url)
         try:
@@ -184,11 +201,16 @@ def diagnose(settings: Settings) -> list[Check]:
         return (f"{settings.state_dir} holds no key or secret, is not tracked by git and is no link; keys and "
                 f"secrets live in CODE3_HOME {settings.home_dir}")
 
+    needs_db = {"event store", "projections", "projection lag", "leases", "dead-letter backlog", "payouts"}
     for name, probe in (("file modes", modes), ("state layout", layout), ("identity", identity),
-                        ("event store", store), ("forge", forge),
+                        ("database", database), ("event store", store), ("forge", forge),
                         ("chain", chain), ("webhook secret", webhook), ("projections", projections),
                         ("projection lag", lag), ("leases", leases), ("dead-letter backlog", backlog),
                         ("payouts", payouts)):
+        down = next((c for c in checks if c.name == "database" and not c.ok), None)
+        if name in needs_db and down is not None:  # each would wait out its own timeout on the same outage
+            checks.append(Check(name, False, "not checked: the database is unreachable", down.hint))
+            continue
         checks.append(_run(name, probe))
     return checks
 

@@ -34,6 +34,8 @@ VARIABLES = {
     "CODE3_APTOS_ASSET_METADATA": "with CODE3_CHAIN=aptos: metadata object address of the escrowed asset (USDT)",
     "CODE3_DATABASE_URL": "postgresql://user:pass@host:port/db[?schema=s] for the event store "
                           "(default: SQLite at <project>/.code3/events.sqlite)",
+    "CODE3_DB_OUTAGE_EXIT": "on PostgreSQL: seconds serve and worker run with their database out of reach before "
+                            "they exit (status 3) for a supervisor to restart them (default: 300; 0: never)",
     "CODE3_RESOLVER": "embedded ledger: name of the keystore key recorded as the resolver (the account that "
                       "reports merges) by the first `code3 serve` or `code3 worker` on a ledger that has none "
                       "(default: that process's own identity, CODE3_IDENTITY)",

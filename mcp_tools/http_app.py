@@ -41,7 +41,7 @@ MAX_BODY = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK's own cap for a streamable-HTTP request body
 TOKEN_FILE = "serve_token"
 MIN_TOKEN_LENGTH = 16
-OPEN_PATHS = frozenset({"/webhooks/github", "/healthz"})  # the webhook has its HMAC; health says nothing
+OPEN_PATHS = frozenset({"/webhooks/github", "/healthz", "/readyz"})  # the webhook has its HMAC; health says nothing
 
 
 class TooLarge(Exception):
@@ -169,6 +169,7 @@ class Front:
         self.token = token
         self.mcp_path = mcp_path
         self.security = security  # the Host/Origin check (`host_security`), None when bound off loopback
+        self.ready: Callable[[], str | None] | None = None  # /readyz's question (`readiness`), set by build_app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -327,6 +328,24 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
+    @server.custom_route("/readyz", methods=["GET"])
+    async def ready(request: Request) -> Response:
+        """200 `ready` or 503 `not ready` and nothing more without the token; `?verbose` with it adds why."""
+        verbose = "verbose" in request.query_params
+        if verbose and not authorized(request.scope, token):
+            return JSONResponse({"error": "unauthorized", "message": "/readyz?verbose needs the serve token"},
+                                status_code=401, headers={"www-authenticate": 'Bearer realm="code3"'})
+        error: str | None = "Timeout"
+        with anyio.move_on_after(READY_TIMEOUT_S):  # a probe stuck on a silent network answers not ready
+            error = await anyio.to_thread.run_sync(lambda: readiness(runtime), abandon_on_cancel=True)
+        status = 503 if error else 200
+        if verbose:
+            from adapters.sql import OUTAGE
+
+            return JSONResponse({"ready": not error, "error": error, "unreachable_s": round(OUTAGE.seconds(), 1)},
+                                status_code=status)
+        return Response("not ready" if error else "ready", status_code=status, media_type="text/plain")
+
     metrics.enable()  # this process's counters start with its app; /metrics is behind the token (`Front`)
 
     @server.custom_route("/metrics", methods=["GET"])
@@ -339,7 +358,26 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
     # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
     app.mount("/api", build_rest(runtime.run))
-    return Front(app, token, security=security)
+    front = Front(app, token, security=security)
+    front.ready = lambda: readiness(runtime)  # `serve`'s watchdog asks the same question
+    return front
+
+
+READY_TIMEOUT_S = 5.0
+
+
+def readiness(runtime: Runtime) -> str | None:
+    """None when this serve reaches its database, else the class of the error that keeps it from it. Before the
+    first PostgreSQL pool exists (or on SQLite) the services are built and asked a `SELECT 1`."""
+    from adapters import sql
+
+    if sql.PgPool.all():
+        return sql.probe()
+    try:
+        runtime.run(lambda s: s.views.query("SELECT 1"))
+    except Exception as exc:
+        return type(exc).__name__
+    return None
 
 
 def store_figures(run: Callable[[Callable[[Any], Any]], Any]) -> dict[str, Any] | None:
@@ -367,6 +405,9 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
                             log_config=None)  # uvicorn's lines through the root handlers: scrubbed, JSON on request
     server = uvicorn.Server(config)
+    from adapters.sql import outage_limit, watchdog
+
+    watchdog(outage_limit(), check=app.ready)  # out of reach of its database too long: exit 3, to be restarted
 
     original = server.startup
 

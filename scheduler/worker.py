@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.keystore import Keystore
+from adapters.sql import outage_limit, watchdog
 from mcp_tools.ai_loom.tools import verify_changed
 from mcp_tools.lifecycle.chain_sync import reconcile_all, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
@@ -149,6 +150,7 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
         worker.tick()
         if once:
             return 0
+        watchdog(outage_limit())  # out of reach of its database past CODE3_DB_OUTAGE_EXIT: exit 3, to be restarted
         scheduler = BlockingScheduler(executors={"default": {"type": "threadpool", "max_workers": 1}},
                                       job_defaults={"coalesce": True, "max_instances": 1})
 

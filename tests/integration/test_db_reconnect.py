@@ -1,0 +1,209 @@
+"""Connections that come back (issue 20): `code3 serve` and `code3 worker` on PostgreSQL survive their backends
+being terminated (as a failover or a database restart does) without a restart, answer /readyz 503 while the
+database is out of reach and 200 after, and exit non-zero when cut off longer than CODE3_DB_OUTAGE_EXIT.
+
+Only this test's own backends are terminated: each process gets a unique application_name (PGAPPNAME).
+The outage is a loopback TCP proxy in front of PostgreSQL (tests/tools/tcp_proxy.py) that the test cuts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+import psycopg
+import pytest
+
+from adapters.keystore import Keystore
+from code3.settings import Settings
+from code3.wiring import build_services
+from tests.conftest import _postgres_schema
+from tests.e2e.test_protocol_errors import messages
+from tests.e2e.test_worker_flow import COOLING, Project, assert_exactly_once, settled_state, stop, wait_for
+from tests.tools.tcp_proxy import TcpProxy
+
+pytestmark = pytest.mark.postgres
+
+TOKEN = "a-serve-token-for-the-reconnect-tests-0123"
+MAX_CONNECTIONS = 3  # per process, whatever identities it acts for (README: Running on PostgreSQL)
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    url, schema = _postgres_schema()
+    yield f"{url}?schema={schema}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+class PgProject(Project):
+    """The e2e worker flow's project (alice, bob, carol, a repository, funds) with its store on PostgreSQL."""
+
+    def __init__(self, root: Path, database_url: str) -> None:
+        self.root, self.database_url = root, database_url
+        keys = Keystore(Settings(project=root).keystore_dir)
+        for name in ("alice", "bob", "carol"):
+            keys.new(name)
+        self.people = {name: build_services(Settings(project=root, identity=name, cooling_period=COOLING,
+                                                     resolver="alice", database_url=database_url))
+                       for name in ("alice", "bob", "carol")}
+        self.alice.chain.mint(self.alice.signer.address, "USDT", 5 * 1_000_000)  # type: ignore[attr-defined]
+        self.alice.forge.create_repo("alice/todo-app")  # type: ignore[attr-defined]
+
+
+def code3(*args: str, project: Path, database_url: str, app: str, **env: str) -> subprocess.Popen[str]:
+    environ = {**os.environ, "CODE3_PROJECT": str(project), "CODE3_IDENTITY": "alice", "CODE3_RESOLVER": "alice",
+               "CODE3_COOLING_PERIOD": str(COOLING), "CODE3_LOG_LEVEL": "INFO", "CODE3_DATABASE_URL": database_url,
+               "CODE3_SERVE_TOKEN": TOKEN, "PGAPPNAME": app, **env}
+    return subprocess.Popen([sys.executable, "-m", "code3", *args], env=environ, cwd=project, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def listening(proc: subprocess.Popen[str]) -> str:
+    line = proc.stdout.readline() if proc.stdout else ""
+    assert line, f"code3 serve did not start: {proc.stderr.read() if proc.stderr else ''}"
+    return str(json.loads(line)["listening"])
+
+
+def backends(database_url: str, apps: list[str]) -> dict[str, int]:
+    """How many PostgreSQL connections each of `apps` holds now (pg_stat_activity by application_name)."""
+    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
+        rows = conn.execute("SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name = ANY(%s) "
+                            "GROUP BY application_name", (apps,)).fetchall()
+    return {name: int(count) for name, count in rows}
+
+
+def terminate(database_url: str, apps: list[str]) -> int:
+    """pg_terminate_backend on the backends of `apps` only (this test's processes), never other sessions'."""
+    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
+        rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY(%s) "
+                            "AND pid <> pg_backend_pid()", (apps,)).fetchall()
+    return sum(1 for (done,) in rows if done)
+
+
+def board_read(url: str) -> dict[str, Any]:
+    """server_mcp.accept_best_task over `code3 serve`'s /mcp as its identity (alice): it catches the board up and
+    reads it; her own bounty is no candidate, so it answers success and accepts nothing."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    init = httpx.post(f"{url}/mcp", headers=headers, timeout=30, json={
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    assert init.status_code == 200, init.text
+    session = {"Mcp-Session-Id": init.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+    httpx.post(f"{url}/mcp", headers={**headers, **session}, timeout=30,
+               json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    answer = httpx.post(f"{url}/mcp", headers={**headers, **session}, timeout=60, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "server_mcp.accept_best_task", "arguments": {}}})
+    assert answer.status_code == 200, answer.text
+    [body] = [m for m in messages(answer) if m.get("id") == 1]
+    result = body["result"]
+    assert not result.get("isError"), f"the board read failed: {result['content']}"
+    return dict(result["structuredContent"])
+
+
+def test_terminated_backends_are_replaced_and_payouts_webhooks_and_board_reads_go_on(
+        tmp_path: Path, database_url: str) -> None:
+    project = PgProject(tmp_path, database_url)
+    tag = uuid.uuid4().hex[:8]
+    apps = [f"code3-test-{tag}-serve", f"code3-test-{tag}-worker"]
+    serve = code3("serve", "--port", "0", project=tmp_path, database_url=database_url, app=apps[0])
+    worker = None
+    try:
+        url = listening(serve)
+        published, prs = project.lifecycle_until_submitted()
+        assert board_read(url)["message"] == "no open bounty matches"
+        worker = code3("worker", "--interval", "0.2", project=tmp_path, database_url=database_url, app=apps[1])
+        wait_for("the worker's mirror", lambda: len(project.comments(published["issue"]["number"])) >= 5)
+
+        held = backends(database_url, apps)
+        assert set(held) == set(apps) and max(held.values()) <= MAX_CONNECTIONS, held
+        assert terminate(database_url, apps) == sum(held.values()) >= 2
+
+        assert board_read(url)["success"], "a board read right after the termination"
+        project.alice.forge.merge_pr(prs["bob"])  # type: ignore[attr-defined]
+        [delivery] = project.alice.forge.deliveries()  # type: ignore[attr-defined]
+        assert delivery["status"] == 200, f"the merge webhook after the termination: {delivery}"
+        wait_for("the payout after the termination", lambda: settled_state(project, published["issue"]["number"]),
+                 timeout=30)
+        assert_exactly_once(project, published)
+        assert serve.poll() is None and worker.poll() is None, "nothing was restarted"
+        held = backends(database_url, apps)
+        assert max(held.values()) <= MAX_CONNECTIONS, held
+    finally:
+        for proc in (worker, serve):
+            if proc is not None:
+                stop(proc)
+        project.close()
+
+
+def readyz(url: str, verbose: bool = False, token: str | None = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.get(f"{url}/readyz" + ("?verbose" if verbose else ""), headers=headers, timeout=15)
+
+
+def test_readyz_says_not_ready_while_the_database_is_cut_off_and_ready_after(
+        tmp_path: Path, database_url: str) -> None:
+    proxy = TcpProxy(urlparse(database_url).port or 5432)
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    serve = code3("serve", "--port", "0", project=tmp_path, database_url=proxy.url(database_url),
+                  app=f"code3-test-{uuid.uuid4().hex[:8]}-serve")
+    try:
+        url = listening(serve)
+        first = readyz(url)
+        assert (first.status_code, first.text) == (200, "ready")
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+
+        proxy.cut()
+        down = readyz(url)
+        assert (down.status_code, down.text) == (503, "not ready"), "nothing but the verdict without the token"
+        assert readyz(url, verbose=True).status_code == 401, "the details need the serve token"
+        detail = readyz(url, verbose=True, token=TOKEN)
+        assert detail.status_code == 503 and detail.json()["ready"] is False and detail.json()["error"], detail.text
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200, "liveness is not readiness"
+
+        proxy.restore()
+        wait_for("/readyz to say ready again", lambda: readyz(url).status_code == 200, timeout=25)
+        assert readyz(url, verbose=True, token=TOKEN).json() == {"ready": True, "error": None, "unreachable_s": 0.0}
+        assert serve.poll() is None
+    finally:
+        stop(serve)
+        proxy.close()
+
+
+def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_why(
+        tmp_path: Path, database_url: str) -> None:
+    proxy = TcpProxy(urlparse(database_url).port or 5432)
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    tag = uuid.uuid4().hex[:8]
+    through = proxy.url(database_url)
+    serve = code3("serve", "--port", "0", project=tmp_path, database_url=through, app=f"code3-test-{tag}-serve",
+                  CODE3_DB_OUTAGE_EXIT="2")
+    worker = code3("worker", "--interval", "0.2", project=tmp_path, database_url=through,
+                   app=f"code3-test-{tag}-worker", CODE3_DB_OUTAGE_EXIT="2")
+    try:
+        url = listening(serve)
+        assert readyz(url).status_code == 200
+        wait_for("the worker to run", lambda: worker.stdout is not None and "running" in worker.stdout.readline())
+        time.sleep(1.0)
+        assert serve.poll() is None and worker.poll() is None, "a short limit alone ends nothing"
+        proxy.cut()
+        for proc in (serve, worker):
+            code = proc.wait(timeout=20)
+            err = proc.stderr.read() if proc.stderr else ""
+            assert code == 3, err
+            assert "unreachable" in err and "CODE3_DB_OUTAGE_EXIT" in err, err
+    finally:
+        for proc in (serve, worker):
+            if proc.poll() is None:
+                stop(proc)
+        proxy.close()
