@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated
 
 from pydantic import Field
@@ -65,9 +66,22 @@ CONTINUE_HINT = ("the answer cap (CODE3_MAX_ANSWER_BYTES) cut this answer: call 
                  "the pages belong together while mergedSkeleton.hash stays the same")
 
 
+def _fit(costs: Iterable[int], budget: int, first: bool = True) -> tuple[int, int]:
+    """(how many leading items fit in `budget` bytes, the bytes they take with their separating commas)."""
+    count = used = 0
+    for each in costs:
+        step = each + (0 if count == 0 and first else 2)
+        if used + step > budget:
+            break
+        used += step
+        count += 1
+    return count, used
+
+
 def page(full: PrepareAnswer, offset: int = 0, context_offset: int = 0) -> PrepareAnswer:
     """The part of `full` from file `offset` (skeletons and filePaths) and character `context_offset` of the
-    context text that fits the answer cap, the context first; `continuation` says where the rest starts."""
+    context text that fits the answer cap, files and context text side by side; `continuation` says where the
+    rest starts."""
     files, chars = len(full["filePaths"]), len(full["context"]["text"])
     skeletons, paths = full["skeletons"][offset:], full["filePaths"][offset:]
     text = full["context"]["text"][context_offset:]
@@ -80,11 +94,17 @@ def page(full: PrepareAnswer, offset: int = 0, context_offset: int = 0) -> Prepa
         raise answer_size.AnswerTooLarge(answer_size.limit() - budget, answer_size.limit(),
                                          "prepare a subdirectory: even without skeletons and context text the "
                                          "summary exceeds the cap")
-    kept_chars = answer_size.fit_text(text, budget)
-    budget -= answer_size.cost(text[:kept_chars]) - answer_size.cost("")
-    kept = answer_size.fit_items((answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons, paths,
-                                                                                                strict=True)),
-                                 budget)  # the files' costs computed only as far as they fit
+    # while both remain, the files get up to half the room and the context text the rest, so every page carries
+    # files (a big tree's context alone fills the cap); the files' costs are computed only as far as they fit
+    costs = (answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons, paths, strict=True))
+    kept, used = _fit(costs, budget // 2 if text else budget)
+    kept_chars = answer_size.fit_text(text, budget - used)
+    if kept_chars == len(text) and kept < len(paths):  # the whole text fitted: more files in what it left
+        more = (answer_size.cost(k) + answer_size.cost(p) + 2 for k, p in zip(skeletons[kept:], paths[kept:],
+                                                                             strict=True))
+        extra, _ = _fit(more, budget - used - (answer_size.cost(text) - answer_size.cost("")) - (2 if kept else 0),
+                        first=not kept)
+        kept += extra
     answer: PrepareAnswer = {**full, "skeletons": skeletons[:kept], "filePaths": paths[:kept],
                              "context": {**full["context"], "text": text[:kept_chars]}}
     if kept < len(paths) or kept_chars < len(text):
