@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from adapters.code_parser.base import Node, Source, export, make_import, unquote
+from adapters.code_parser.base import Node, Source, clean_comment, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 FUNCTIONS = ("arrow_function", "function_expression", "function", "generator_function")
@@ -82,6 +82,15 @@ def require_spec(src: Source, node: Node | None) -> str | None:
     if args.named_child_count != 1 or args.named_children[0].type != "string":
         return None
     return unquote(src.text(args.named_children[0]))
+
+
+def _doc(src: Source, stmt: Node) -> str | None:
+    """The `/** … */` right above an assignment, a blank line between allowed (express: `*/`, blank, `app.use =`)."""
+    prev = stmt.prev_sibling
+    if prev is None or prev.type != "comment" or prev.end_point[0] < stmt.start_point[0] - 2:
+        return None
+    text = src.text(prev)
+    return clean_comment(text) or None if text.startswith("/**") else None
 
 
 def _kind(value: Node | None) -> str:
@@ -153,7 +162,9 @@ def exports(src: Source, statements: list[Node],
             callable_root = target
             members = declare(target, stmt)[0].members if target.type in _CLASSES else []
             sig = src.signature(target, target.child_by_field_name("body"), "{")
-            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], members=members))
+            doc = _doc(src, target) if target.type != "identifier" and target is not value else _doc(src, stmt)
+            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc or _doc(src, stmt),
+                              members=members))
         elif reexport is None and value is not None and not _plain_object(src, target):
             out.append(export("export=", "other", stmt, f"module.exports = {src.signature(value)}"[:200]))
     prototypes = {f"{a}.prototype" for a in aliases if a.isidentifier() and callable_root is not None}
@@ -168,13 +179,14 @@ def exports(src: Source, statements: list[Node],
             body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
             sig = src.signature(stmt, body, "=") if body is not None else f"{t} = …"
             if obj in aliases:
-                out.append(export(prop, _kind(value), stmt, sig))
+                out.append(export(prop, _kind(value), stmt, sig, _doc(src, stmt)))
             elif obj in prototypes:
-                members.append(export(prop, "method" if _kind(value) == "function" else "field", stmt, sig))
+                kind = "method" if _kind(value) == "function" else "field"
+                members.append(export(prop, kind, stmt, sig, _doc(src, stmt)))
     for stmt in statements:
         found = _enumerable_define(src, stmt, aliases, helpers)
         if found:
-            out.append(export(found[0], "property", stmt, src.signature(found[1])))
+            out.append(export(found[0], "property", stmt, src.signature(found[1]), _doc(src, stmt)))
     if members:
         for i, e in enumerate(out):
             if e.name == "export=":

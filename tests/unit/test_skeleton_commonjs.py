@@ -20,6 +20,7 @@ def test_methods_on_an_object_later_assigned_to_module_exports_are_exports(tmp_p
     sk = _scan(tmp_path, {"lib/application.js": (
         "var methods = require('./utils').methods;\n"
         "var app = exports = module.exports = {};\n"
+        "/**\n * Initialize the server.\n */\n\n"
         "app.init = function init() {};\n"
         "/** Mount middleware. */\n"
         "app.use = function use(fn) {\n  return this;\n};\n"
@@ -34,6 +35,8 @@ def test_methods_on_an_object_later_assigned_to_module_exports_are_exports(tmp_p
     assert set(by_name) == {"init", "use", "get", "header", "protocol"}
     assert by_name["use"].kind == "function"
     assert by_name["use"].signature == "app.use = function use(fn)"
+    assert (by_name["use"].doc, by_name["init"].doc, by_name["get"].doc) == (
+        "Mount middleware.", "Initialize the server.", None)
     assert by_name["protocol"].kind == "property"
     (imp,) = app.imports
     assert (imp.specifier, imp.names, imp.resolved) == ("./utils", ["methods"], "lib/utils.js")
