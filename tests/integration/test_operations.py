@@ -279,3 +279,35 @@ def test_doctor_exits_with_a_finding_on_an_overdue_payout(world: World, monkeypa
     out = capsys.readouterr().out
     assert status == 1, out  # 1: a finding (code3/cli_errors.py); 2 is doctor's own failure
     assert "[FAIL] payouts:" in out and "[FAIL] projection lag:" in out and "[ok] leases:" in out
+
+
+def test_a_scrape_still_answers_when_the_store_does_not(tmp_path: Path) -> None:
+    def factory() -> Any:
+        raise RuntimeError("connection refused")  # the services cannot be built: the database is down
+
+    with TestClient(build_app(factory, b"webhook-secret", token=TOKEN.encode()),
+                    base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/metrics", headers=AUTH)
+    assert page.status_code == 200
+    found = samples(page.text)
+    assert value(found, "code3_store_up") == 0 and ("code3_log_head", ()) not in found
+    assert ("code3_db_reconnects_total", ()) in found, "this process's own counters are still there"
+
+
+def test_the_worker_listener_answers_only_metrics_and_a_bad_port_is_refused(world: World, tmp_path: Path) -> None:
+    worker = wiring.worker(world.settings("alice"))
+    listener = metrics_listener(worker, 0, TOKEN.encode())
+    try:
+        with pytest.raises(urllib.error.HTTPError) as elsewhere:
+            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{listener.server_address[1]}/mcp",
+                                                          headers=AUTH), timeout=10)
+        assert elsewhere.value.code == 404
+        elsewhere.value.close()
+    finally:
+        listener.shutdown()
+        listener.server_close()
+        worker.close()
+    env = {**os.environ, "CODE3_PROJECT": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([*CODE3, "worker", "--metrics-port", "70000"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and "E_VALIDATION" in done.stderr and "--metrics-port" in done.stderr
