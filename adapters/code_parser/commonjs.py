@@ -116,6 +116,17 @@ def _enumerable_define(src: Source, stmt: Node, aliases: set[str], helpers: set[
     return None
 
 
+def _define_signature(src: Source, call: Node) -> str:
+    """`defineGetter(req, 'host', function host()` — the call up to the getter's body, or to the descriptor."""
+    args = call.child_by_field_name("arguments")
+    third = args.named_children[2] if args is not None and args.named_child_count > 2 else None
+    if third is None:
+        return src.signature(call)
+    if third.type in FUNCTIONS:
+        return src.signature(call, third.child_by_field_name("body"), "{")
+    return src.signature(call, third, "{,")
+
+
 def _plain_object(src: Source, value: Node | None) -> bool:
     """Whether a value is an object Node would not call: a literal, `Object.create(…)`, `new X(…)`, `[…]`, a
     string, number, template or regex, an operator's result. A call's result or an unknown name may be a function
@@ -186,7 +197,7 @@ def exports(src: Source, statements: list[Node],
     for stmt in statements:
         found = _enumerable_define(src, stmt, aliases, helpers)
         if found:
-            out.append(export(found[0], "property", stmt, src.signature(found[1]), _doc(src, stmt)))
+            out.append(export(found[0], "property", stmt, _define_signature(src, found[1]), _doc(src, stmt)))
     if members:
         for i, e in enumerate(out):
             if e.name == "export=":

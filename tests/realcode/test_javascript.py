@@ -63,3 +63,14 @@ def test_drift_between_express_4_and_5_matches_node() -> None:
         assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
         assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
     assert d.oracle_counts["added"] >= 1 and d.oracle_counts["removed"] >= 10  # a real difference was measured
+
+
+def test_express_4_to_5_reports_the_accepts_charsets_signature_change() -> None:
+    from domain.drift import compare
+
+    old, new = (bench.scan(package(p)) for p in bench.DRIFT)
+    changed = {(i.path, i.name): i for i in compare(old, new).items if i.change == "signature"}
+    item = changed[("lib/request.js", "acceptsCharsets")]
+    assert (item.before, item.after) == ("req.acceptsCharsets = function()",
+                                         "req.acceptsCharsets = function(...charsets)")
+    assert ("lib/request.js", "protocol") not in changed  # a getter's body is not its signature

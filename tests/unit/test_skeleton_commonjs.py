@@ -38,6 +38,7 @@ def test_methods_on_an_object_later_assigned_to_module_exports_are_exports(tmp_p
     assert (by_name["use"].doc, by_name["init"].doc, by_name["get"].doc) == (
         "Mount middleware.", "Initialize the server.", None)
     assert by_name["protocol"].kind == "property"
+    assert by_name["protocol"].signature == "defineGetter(app, 'protocol', function ()"  # not the getter's body
     (imp,) = app.imports
     assert (imp.specifier, imp.names, imp.resolved) == ("./utils", ["methods"], "lib/utils.js")
     assert [e.name for e in sk["lib/utils.js"].exports] == ["methods"]
