@@ -220,3 +220,27 @@ def test_derive_breaks_unresolved_imports_down_by_reason(s: Services, project: P
     assert unresolved_reason("a/b.js", Import(specifier="`./x/${name}`", relative=True)) == "dynamic"
     assert unresolved_reason("a/b.py", Import(specifier="...far", relative=True)) == "outside_root"
     assert unresolved_reason("a/b.py", Import(specifier="conf/key", relative=True, resolved="conf/key")) == "refused"
+
+
+def test_every_prepare_page_of_a_big_tree_carries_files_beside_the_context(
+        s: Services, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchmarks.reverse_spec import make_project
+    from mcp_tools.reverse_spec.prepare import page, prepare_answer
+
+    make_project(project, 30, 10)
+    monkeypatch.setenv("CODE3_MAX_ANSWER_BYTES", "32768")
+    whole = prepare_answer(s, ".")
+    assert len(whole["context"]["text"]) > 2 * 32768  # the context alone would fill more than two pages
+    offset = context_offset = 0
+    pages = []
+    while True:
+        answer = page(whole, offset, context_offset)
+        pages.append(answer)
+        more = answer.get("continuation")
+        if more is None:
+            break
+        offset, context_offset = more["offset"], more["contextOffset"]
+    assert pages[0]["filePaths"] and pages[0]["context"]["text"]  # the first page: files and context both
+    assert all(p["filePaths"] for p in pages if p is not pages[-1] or p["filePaths"])
+    assert [f for p in pages for f in p["filePaths"]] == whole["filePaths"]
+    assert "".join(p["context"]["text"] for p in pages) == whole["context"]["text"]
