@@ -160,7 +160,7 @@ def exports(src: Source, statements: list[Node],
     if root is not None:
         stmt, value = root
         target = local.get(src.text(value), value) if value is not None and value.type == "identifier" else value
-        reexport = require_spec(src, value)
+        reexport = require_spec(src, target)  # module.exports = require("./m"), or a name bound to that
         if target is not None and target.type == "object":  # module.exports = {…}, or a name bound to one
             for p in target.named_children:
                 key = (p.child_by_field_name("key") or p.child_by_field_name("name")) if p.type in (

@@ -345,6 +345,8 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     if b"require(" in src.data or b"import(" in src.data:
         imports = sorted([*imports, *commonjs.imports(src, root)], key=lambda i: i.line or 0)
     if not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
-        cjs, _ = commonjs.exports(src, _statements(root), lambda decl, span: declarations(src, decl, span))
+        cjs, whole = commonjs.exports(src, _statements(root), lambda decl, span: declarations(src, decl, span))
         exports = _unique([*exports, *cjs])
+        if whole:  # `var m = require("./m"); module.exports = m` hands m on whole, as `export * from`
+            imports = [i.model_copy(update={"names": ["*"]}) if i.specifier == whole else i for i in imports]
     return exports, imports

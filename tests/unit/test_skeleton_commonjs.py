@@ -67,6 +67,9 @@ def test_module_exports_require_is_a_whole_reexport_with_an_edge(tmp_path: Path)
     assert index.exports == []
     (imp,) = index.imports
     assert (imp.names, imp.resolved) == (["*"], "lib/express.js")
+    sk = _scan(tmp_path, {"main.js": "var lib = require('./lib/express');\nmodule.exports = lib;\n"})
+    assert sk["main.js"].exports == []
+    assert [(i.names, i.resolved) for i in sk["main.js"].imports] == [(["*"], "lib/express.js")]
 
 
 def test_prototype_assignments_are_members_of_the_exported_constructor(tmp_path: Path) -> None:
