@@ -3,8 +3,9 @@
 Relative specifiers: the file, then the extensions and index files the two tools try (`./x.js` names x.ts in
 TypeScript; a declaration file's `./x.js` names x.d.ts first). Non-relative ones that still name a project file:
 the nearest tsconfig.json/jsconfig.json's `compilerOptions.paths` (and `baseUrl`, through relative `extends`),
-the nearest package.json's `imports` (`#internal/x`) and, for the package's own name, its `exports` (with
-conditions and `*` patterns). A target outside the project root is an external import (None): it is never read.
+the nearest package.json's `imports` (`#internal/x`), and a package of the project named by its package.json —
+the package itself or another of a monorepo's (packages/ui) — through its `exports` (with conditions and `*`
+patterns), else its `main`. A target outside the project root is an external import (None): it is never read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _CONDITIONS = ("types", "import", "require", "node", "module", "default")
 _JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 MAX_CONFIG_BYTES = 1_000_000
+WORKSPACE_DEPTH = 3
+_SKIP_DIRS = frozenset({"node_modules", "bower_components", "vendor", "dist", "build", "target", "coverage",
+                        "__pycache__", "venv"})
 
 
 def _join(*parts: str) -> str:
@@ -145,18 +149,60 @@ def _entry(mapping: Any, key: str) -> list[str]:
     return _conditional(mapping[best[0][0]], best[0][1]) if best else []
 
 
+def _workspaces(ix: Any) -> dict[str, str]:
+    """Package name → its package.json, for the packages of the project (a monorepo's packages/*, apps/*): up to
+    WORKSPACE_DEPTH directories down, never into node_modules or other vendored or hidden directories."""
+    found: dict[str, str] | None = ix.__dict__.get("_js_workspaces")
+    if found is not None:
+        return found
+    found = {}
+    stack = [("", 0)]
+    while stack and len(found) < 1000:
+        rel, depth = stack.pop()
+        manifest = _join(rel, "package.json")
+        data = _read_json(ix, manifest) if ix.is_file(manifest) else None
+        if data is not None and isinstance(data.get("name"), str):
+            found.setdefault(data["name"], manifest)
+        if depth >= WORKSPACE_DEPTH:
+            continue
+        try:
+            with os.scandir(os.path.join(ix.root, rel) if rel else ix.root) as it:
+                subdirs = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        stack += [(_join(rel, d), depth + 1) for d in sorted(subdirs, reverse=True)
+                  if not d.startswith(".") and d not in _SKIP_DIRS]
+    ix.__dict__["_js_workspaces"] = found
+    return found
+
+
+def _package_name(spec: str) -> str:
+    parts = spec.split("/")
+    return "/".join(parts[:2]) if spec.startswith("@") else parts[0]
+
+
 def _package_json(spec: str, importer: str, ix: Any) -> str | None:
     manifest = _nearest(ix, importer, ("package.json",))
     data = _read_json(ix, manifest) if manifest else None
-    if data is None or manifest is None:
-        return None
     if spec.startswith("#"):
-        targets = _entry(data.get("imports"), spec)
+        targets = _entry(data.get("imports"), spec) if data is not None else []
     else:
-        name = data.get("name")
-        if not isinstance(name, str) or not (spec == name or spec.startswith(name + "/")):
+        name = _package_name(spec)
+        if data is None or data.get("name") != name:  # not the package itself: another package of the project?
+            manifest = _workspaces(ix).get(name)
+            data = _read_json(ix, manifest) if manifest else None
+        if data is None:
             return None
-        targets = _entry(data.get("exports"), "." + spec[len(name):]) if "exports" in data else []
+        subpath = "." + spec[len(name):]
+        if "exports" in data:
+            targets = _entry(data.get("exports"), subpath)
+        elif subpath == ".":  # no `exports`: `main` (or `module`, `types`), else index.js
+            targets = [f"./{data[k].removeprefix('./')}" for k in ("main", "module", "types")
+                       if isinstance(data.get(k), str)] + ["./index"]
+        else:
+            targets = [subpath]
+    if manifest is None:
+        return None
     where = posixpath.dirname(manifest)
     for target in targets:
         if target.startswith("./"):  # anything else names another package: external

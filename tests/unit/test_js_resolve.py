@@ -64,3 +64,24 @@ def test_declaration_files_read_the_declarations_of_a_js_specifier(tmp_path: Pat
     assert _resolved(tmp_path, files, "source/create.d.ts") == {"./types.js": "source/types.d.ts"}
     assert _resolved(tmp_path, files, "source/create.js") == {"./types.js": "source/types.js"}
     assert _resolved(tmp_path, files, "source/up.js") == {"../../outside.js": None}
+
+
+def test_another_package_of_a_monorepo_by_its_name(tmp_path: Path) -> None:
+    found = _resolved(tmp_path, {
+        "package.json": '{"name": "root", "private": true, "workspaces": ["packages/*"]}',
+        "packages/ui/package.json": '{"name": "@acme/ui", "exports": {".": "./src/index.ts", "./*": "./src/*.ts"}}',
+        "packages/ui/src/index.ts": "export const ui = 1;\n",
+        "packages/ui/src/button.ts": "export const button = 1;\n",
+        "packages/core/package.json": '{"name": "core", "main": "lib/main.js"}',
+        "packages/core/lib/main.js": "module.exports = {};\n",
+        "packages/core/lib/extra.js": "module.exports = {};\n",
+        "node_modules/dep/package.json": '{"name": "dep", "main": "index.js"}',
+        "node_modules/dep/index.js": "module.exports = {};\n",
+        "packages/app/package.json": '{"name": "app"}',
+        "packages/app/src/app.ts": ("import { ui } from '@acme/ui';\nimport { button } from '@acme/ui/button';\n"
+                                    "import core from 'core';\nimport extra from 'core/lib/extra';\n"
+                                    "import dep from 'dep';\n"),
+    }, "packages/app/src/app.ts")
+    assert found == {"@acme/ui": "packages/ui/src/index.ts", "@acme/ui/button": "packages/ui/src/button.ts",
+                     "core": "packages/core/lib/main.js", "core/lib/extra": "packages/core/lib/extra.js",
+                     "dep": None}  # an installed package is external, never read
