@@ -58,20 +58,23 @@ TestsAsApi = Annotated[bool, Field(description="beyond the seed: count test file
                                                "*.test.ts, …) as API; by default they are left out")]
 STALE = ("the module is gone ({why}): delete the spec, or run `code3 spec batch --prune` (batch lists it in "
          "staleSpecs)")
-_FRONTS: dict[str, tuple[int, int, dict[str, Any]]] = {}  # spec path -> (mtime_ns, size, front matter)
+_FRONTS: dict[str, tuple[int, int, dict[str, Any]]] = {}  # real path -> (mtime_ns, size, front matter)
 
 
 def _front(paths: ProjectPaths, spec: str) -> dict[str, Any]:
     """A spec's front matter, read once per version of the file (every diff reads its neighbours')."""
     try:
-        stat = paths.resolve(spec).stat()
-        hit = _FRONTS.get(spec)
+        real = paths.resolve(spec)
+        stat = real.stat()
+        hit = _FRONTS.get(str(real))
         if hit is not None and hit[:2] == (stat.st_mtime_ns, stat.st_size):
             return hit[2]
         front = parse_front(paths.read_text(spec))
     except (OSError, PathRefused, SpecFormatError, UnicodeDecodeError):
         return {}
-    _FRONTS[spec] = (stat.st_mtime_ns, stat.st_size, front)
+    if len(_FRONTS) > 100_000:
+        _FRONTS.clear()
+    _FRONTS[str(real)] = (stat.st_mtime_ns, stat.st_size, front)
     return front
 
 
