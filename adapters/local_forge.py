@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import shutil
 import urllib.error
 import urllib.request
@@ -35,7 +36,12 @@ CREATE TABLE IF NOT EXISTS hook_deliveries (id TEXT PRIMARY KEY, url TEXT NOT NU
     payload TEXT NOT NULL, status INTEGER, error TEXT);
 CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL,
     number INTEGER NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS issue_markers (repo TEXT NOT NULL, marker TEXT NOT NULL, number INTEGER NOT NULL,
+    PRIMARY KEY (repo, marker, number));
 """
+# An issue hash (sha256 hex) in an issue's body is indexed, so publish's lookup by issue hash is one index search
+# instead of a scan of every body; any other marker is still looked for in the bodies.
+HASH_MARKER = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 
 
 def parse_url(url: str) -> tuple[str, str, int]:
@@ -56,6 +62,7 @@ class LocalForge:
         self.base_url = base_url.rstrip("/")
         self.db = SqlDb.sqlite(root / "forge.sqlite", _SCHEMA)
         self._migrate_hook_secrets()
+        self._index_existing_markers()
 
     def close(self) -> None:
         self.db.close()
@@ -122,14 +129,39 @@ class LocalForge:
             db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author) "
                        "VALUES (?, ?, 0, ?, ?, ?, 'open', ?)",
                        (repo, number, title, body, json.dumps(sorted(set(labels))), self.actor))
+            _index_markers(db, repo, number, body)
         return self.get_issue(repo, number)
 
+    def create_issues(self, repo: str, issues: list[tuple[str, str, list[str]]]) -> list[int]:
+        """Many issues (title, body, labels) in one transaction, as `create_issue` writes each: the numbers
+        given (bulk seeding of a large store; see benchmarks/seed_store.py)."""
+        numbers = []
+        with self.db.transaction() as db:
+            self._require_repo(db, repo)
+            number = self._next_number(db, repo)
+            for title, body, labels in issues:
+                db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author) "
+                           "VALUES (?, ?, 0, ?, ?, ?, 'open', ?)",
+                           (repo, number, title, body, json.dumps(sorted(set(labels))), self.actor))
+                _index_markers(db, repo, number, body)
+                numbers.append(number)
+                number += 1
+        return numbers
+
     def find_issue(self, repo: str, marker: str) -> IssueRef | None:
-        """The first issue whose body contains `marker` (the issue hash), so a resumed publish finds it."""
+        """The first issue whose body contains `marker` (the issue hash), so a resumed publish finds it.
+
+        An issue hash is found through the marker index (one search, whatever the number of issues); any
+        other marker by reading the bodies."""
         with self.db.statement() as db:
             self._require_repo(db, repo)
-            row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 AND instr(body, ?) > 0 "
-                             "ORDER BY number LIMIT 1", (repo, marker)).fetchone()
+            if HASH_MARKER.fullmatch(marker):
+                row = db.execute("SELECT MIN(number) FROM issue_markers WHERE repo = ? AND marker = ?",
+                                 (repo, marker)).fetchone()
+                row = row if row and row[0] is not None else None
+            else:
+                row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 AND instr(body, ?) > 0 "
+                                 "ORDER BY number LIMIT 1", (repo, marker)).fetchone()
         return self.get_issue(repo, row[0]) if row else None
 
     def get_issue(self, repo: str, number: int) -> IssueRef:
@@ -149,8 +181,10 @@ class LocalForge:
 
     def update_issue_body(self, repo: str, number: int, body: str) -> None:
         self.get_issue(repo, number)
-        with self.db.statement() as db:
+        with self.db.transaction() as db:
             db.execute("UPDATE issues SET body = ? WHERE repo = ? AND number = ?", (body, repo, number))
+            db.execute("DELETE FROM issue_markers WHERE repo = ? AND number = ?", (repo, number))
+            _index_markers(db, repo, number, body)
 
     def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
         self.get_issue(repo, number)
@@ -332,6 +366,22 @@ class LocalForge:
             db.execute("UPDATE hook_deliveries SET status = ?, error = ? WHERE id = ?", (status, error, delivery_id))
         return status
 
+    def _index_existing_markers(self) -> None:
+        """A forge file written before the marker index: index the bodies once."""
+        with self.db.statement() as db:
+            if db.execute("SELECT 1 FROM issue_markers LIMIT 1").fetchone() or not db.execute(
+                    "SELECT 1 FROM issues WHERE is_pr = 0 LIMIT 1").fetchone():
+                return
+        with self.db.transaction() as db:
+            for repo, number, body in db.execute("SELECT repo, number, body FROM issues WHERE is_pr = 0").fetchall():
+                _index_markers(db, repo, number, body)
+
     @staticmethod
     def _next_number(db: Cursor, repo: str) -> int:
         return (db.execute("SELECT MAX(number) FROM issues WHERE repo = ?", (repo,)).fetchone()[0] or 0) + 1
+
+
+def _index_markers(db: Cursor, repo: str, number: int, body: str) -> None:
+    for marker in set(HASH_MARKER.findall(body)):
+        db.execute("INSERT OR IGNORE INTO issue_markers (repo, marker, number) VALUES (?, ?, ?)",
+                   (repo, marker, number))
