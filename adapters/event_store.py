@@ -133,7 +133,7 @@ class SharedPostgresFactory(PostgresFactory):
     so its back-off stays short however long an outage lasts."""
 
     _shared: dict[tuple[str, ...], tuple[PostgresDatastore, list[int]]] = {}  # noqa: RUF012
-    _guard = threading.Lock()
+    _guard = threading.RLock()  # reentrant: a __del__ run by the GC inside the guard releases too
 
     def __init__(self, env: Any) -> None:
         super().__init__(env)

@@ -15,6 +15,7 @@ how long the database has been unreachable (`watchdog` ends a process cut off fo
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -149,12 +150,20 @@ class SqlDb:
             return list(cur.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.release()
-            self._pool = None
+        if self.postgres:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.release()
             return
         with self._lock:
             self._conn.close()
+
+    def __del__(self) -> None:
+        # an instance dropped unclosed gives its share of the process's pool back, as its connection of old
+        # was closed with it (the shared pool would otherwise outlive every user)
+        if getattr(self, "postgres", False):
+            with contextlib.suppress(Exception):
+                self.close()
 
 
 def _wal(conn: sqlite3.Connection, attempts: int = 100) -> None:
@@ -242,7 +251,7 @@ class PgPool:
     transaction), as the single connection of old did."""
 
     _shared: ClassVar[dict[str, PgPool]] = {}
-    _guard = threading.Lock()
+    _guard = threading.RLock()  # reentrant: a __del__ run by the GC inside the guard releases too
 
     def __init__(self, url: str) -> None:
         from psycopg_pool import ConnectionPool

@@ -24,6 +24,7 @@ import psycopg
 import pytest
 
 from adapters.keystore import Keystore
+from code3.doctor import diagnose, report
 from code3.settings import Settings
 from code3.wiring import build_services
 from tests.conftest import _postgres_schema
@@ -31,14 +32,13 @@ from tests.e2e.test_protocol_errors import messages
 from tests.e2e.test_worker_flow import COOLING, Project, assert_exactly_once, settled_state, stop, wait_for
 from tests.tools.tcp_proxy import TcpProxy
 
-pytestmark = pytest.mark.postgres
-
 TOKEN = "a-serve-token-for-the-reconnect-tests-0123"
 MAX_CONNECTIONS = 3  # per process, whatever identities it acts for (README: Running on PostgreSQL)
 
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
+    """A fresh schema of the `test` database (tests/conftest.py's), dropped afterwards."""
     url, schema = _postgres_schema()
     yield f"{url}?schema={schema}"
     with psycopg.connect(url, autocommit=True) as conn:
@@ -111,6 +111,7 @@ def board_read(url: str) -> dict[str, Any]:
     return dict(result["structuredContent"])
 
 
+@pytest.mark.postgres
 def test_terminated_backends_are_replaced_and_payouts_webhooks_and_board_reads_go_on(
         tmp_path: Path, database_url: str) -> None:
     project = PgProject(tmp_path, database_url)
@@ -151,6 +152,7 @@ def readyz(url: str, verbose: bool = False, token: str | None = None) -> httpx.R
     return httpx.get(f"{url}/readyz" + ("?verbose" if verbose else ""), headers=headers, timeout=15)
 
 
+@pytest.mark.postgres
 def test_readyz_says_not_ready_while_the_database_is_cut_off_and_ready_after(
         tmp_path: Path, database_url: str) -> None:
     proxy = TcpProxy(urlparse(database_url).port or 5432)
@@ -170,16 +172,24 @@ def test_readyz_says_not_ready_while_the_database_is_cut_off_and_ready_after(
         detail = readyz(url, verbose=True, token=TOKEN)
         assert detail.status_code == 503 and detail.json()["ready"] is False and detail.json()["error"], detail.text
         assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200, "liveness is not readiness"
+        checks = {c.name: c for c in diagnose(Settings(project=tmp_path, identity="alice",
+                                                         database_url=proxy.url(database_url)))}
+        assert not checks["database"].ok and "unreachable" in checks["database"].detail, checks["database"]
+        assert "CODE3_DATABASE_URL" in checks["database"].hint and not checks["event store"].ok
 
         proxy.restore()
         wait_for("/readyz to say ready again", lambda: readyz(url).status_code == 200, timeout=25)
         assert readyz(url, verbose=True, token=TOKEN).json() == {"ready": True, "error": None, "unreachable_s": 0.0}
         assert serve.poll() is None
+        checks = {c.name: c for c in diagnose(Settings(project=tmp_path, identity="alice",
+                                                         database_url=proxy.url(database_url)))}
+        assert checks["database"].ok and checks["event store"].ok, report(list(checks.values()))
     finally:
         stop(serve)
         proxy.close()
 
 
+@pytest.mark.postgres
 def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_why(
         tmp_path: Path, database_url: str) -> None:
     proxy = TcpProxy(urlparse(database_url).port or 5432)
@@ -200,6 +210,9 @@ def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_
         for proc in (serve, worker):
             code = proc.wait(timeout=20)
             err = proc.stderr.read() if proc.stderr else ""
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
             assert code == 3, err
             assert "unreachable" in err and "CODE3_DB_OUTAGE_EXIT" in err, err
     finally:
@@ -207,3 +220,24 @@ def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_
             if proc.poll() is None:
                 stop(proc)
         proxy.close()
+
+
+def test_readyz_on_sqlite_says_ready_with_nothing_else_and_details_only_with_the_token(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from mcp_tools.http_app import build_app
+
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    settings = Settings(project=tmp_path, identity="alice")
+    built: list[Any] = []
+    app = build_app(lambda: built.append(build_services(settings)) or built[-1], b"webhook-secret",
+                    token=TOKEN.encode())
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        answer = client.get("/readyz")
+        assert (answer.status_code, answer.text) == (200, "ready")
+        assert client.get("/readyz?verbose").status_code == 401
+        detail = client.get("/readyz?verbose", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert detail.json() == {"ready": True, "error": None, "unreachable_s": 0.0}
+    assert len(built) == 1
+    for services in built:
+        services.close()
