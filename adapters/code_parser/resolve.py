@@ -3,7 +3,8 @@
 Resolved:
 - Python: relative and absolute within the project, packages' `__init__.py`, submodules named in `from p import m`,
   namespace packages (no `__init__.py`) holding the importing file;
-- JavaScript/TypeScript: relative; extensions .ts/.tsx/.d.ts/.js/.mjs/.cjs/.jsx, index files, `./x.js` naming x.ts;
+- JavaScript/TypeScript (adapters/code_parser/js_resolve.py): relative, with the extensions and index files Node
+  and tsc try; tsconfig `paths`/`baseUrl`, package.json `imports` and the package's own `exports`;
 - Go: module path (the module root package too) and local `replace` directives of the nearest go.mod → one file
   of the package (named after it or its directory, else doc.go, else the first non-test file); a `replace` out
   of the project root is an external import, never read;
@@ -27,6 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from adapters.code_parser import js_resolve
 from domain.skeleton import FileSkeleton, Import
 
 JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
@@ -194,14 +196,7 @@ def _python(imp: Import, path: str, ix: ProjectIndex) -> str | None:
 
 
 def _js(imp: Import, path: str, ix: ProjectIndex) -> str | None:
-    if not imp.relative:
-        return None
-    base = _join(_dir(path), imp.specifier)
-    candidates = [base] + [base + e for e in JS_EXTENSIONS] + [_join(base, "index") + e for e in JS_EXTENSIONS]
-    stem, ext = posixpath.splitext(base)
-    if ext in (".js", ".mjs", ".cjs", ".jsx"):
-        candidates[1:1] = [stem + e for e in (".ts", ".tsx", ".d.ts", ".mts", ".cts")]
-    return ix.first_file(candidates)
+    return js_resolve.resolve(imp.specifier, imp.relative, path, ix)
 
 
 def _go(imp: Import, path: str, ix: ProjectIndex) -> str | None:
