@@ -23,8 +23,9 @@ const path = require("path");
 
 const ts = require(path.resolve(process.argv[2]));
 const fs = require("fs");
-const root = path.resolve(process.argv[3]);
-const files = process.argv.slice(4).map((f) => path.resolve(root, f));
+// Node keys its module cache by real paths: a corpus reached through a symlink is read where it really is
+const root = fs.realpathSync(path.resolve(process.argv[3]));
+const files = process.argv.slice(4).map((f) => fs.realpathSync(path.resolve(root, f)));
 
 function spelled(file) {
   const sf = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
