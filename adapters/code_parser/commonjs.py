@@ -173,9 +173,8 @@ def exports(src: Source, statements: list[Node],
             callable_root = target
             members = declare(target, stmt)[0].members if target.type in _CLASSES else []
             sig = src.signature(target, target.child_by_field_name("body"), "{")
-            doc = _doc(src, target) if target.type != "identifier" and target is not value else _doc(src, stmt)
-            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc or _doc(src, stmt),
-                              members=members))
+            doc = (_doc(src, target) if target is not value else None) or _doc(src, stmt)  # the declaration's first
+            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc, members=members))
         elif reexport is None and value is not None and not _plain_object(src, target):
             out.append(export("export=", "other", stmt, f"module.exports = {src.signature(value)}"[:200]))
     prototypes = {f"{a}.prototype" for a in aliases if a.isidentifier() and callable_root is not None}
