@@ -63,7 +63,7 @@ def _file(d: dict[str, Any]) -> FileSkeleton:
 class SkeletonCache:
     SCHEMA = ("CREATE TABLE IF NOT EXISTS skeletons (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
               "mtime_ns INTEGER NOT NULL, skip TEXT, skeleton TEXT, listing TEXT)")
-    VERSION = 6  # bump when the skeleton model or an extractor's output changes: old files are then ignored
+    VERSION = 7  # bump when the skeleton model or an extractor's output changes: old files are then ignored
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = os.fspath(path) if path is not None else None
