@@ -23,6 +23,10 @@ CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TE
     deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS bounty_board_state_amount ON bounty_board (state, amount);
+CREATE INDEX IF NOT EXISTS bounty_board_state_deadline ON bounty_board (state, deadline);
+CREATE INDEX IF NOT EXISTS bounty_board_repo ON bounty_board (repo, state);
+CREATE INDEX IF NOT EXISTS bounty_board_asset ON bounty_board (asset, state);
 """
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
            "sponsor, claimable, deadline")
@@ -113,9 +117,18 @@ def _bounty_ids(cur: Cursor, originator_id: Any, bounty_id: str) -> None:
                 "ON CONFLICT (originator_id) DO NOTHING", (str(originator_id), bounty_id))
 
 
-def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+LIVE = (Status.OPEN.name, Status.STARTED.name, Status.PR_SUBMITTED.name, Status.MERGED.name,
+        Status.COOLING_DOWN.name)  # what can still change; PAID and CANCELLED are final
+MAX_BIGINT = 2**63 - 1
+
+
+def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = (), order: str = "bounty_id",
+         limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
+    """Board rows; the filter, the order and the page are the database's work (indexed), never Python's."""
     views.ensure(SCHEMA)
-    found = views.query(f"SELECT {COLUMNS} FROM bounty_board {where} ORDER BY bounty_id", params)
+    page = " LIMIT ? OFFSET ?" if limit is not None else ""
+    found = views.query(f"SELECT {COLUMNS} FROM bounty_board {where} ORDER BY {order}{page}",
+                        (*params, limit, offset) if limit is not None else params)
     names = [c.strip() for c in COLUMNS.split(",")]
     result = []
     for row in found:
@@ -124,6 +137,52 @@ def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = ()) -> list[di
         item["amount_display"] = display(item["amount"], item["asset"])  # for people, beside the smallest unit
         result.append(item)
     return result
+
+
+def query(views: SqlDb, states: tuple[str, ...] = (), repo: str | None = None, asset: str | None = None,
+          min_amount: int = 0, limit: int | None = None, offset: int = 0, after: str | None = None
+          ) -> list[dict[str, Any]]:
+    """Board rows filtered by state (any of `states`), repository, asset and smallest amount, in bounty-id order,
+    one page (`limit` rows after `offset`, or after the bounty id `after`)."""
+    if min_amount > MAX_BIGINT:
+        return []
+    where, params = _filters(states, repo, asset, min_amount)
+    if after is not None:
+        where.append("bounty_id > ?")
+        params.append(after)
+    return rows(views, ("WHERE " + " AND ".join(where)) if where else "", tuple(params), limit=limit, offset=offset)
+
+
+def best_open(views: SqlDb, min_amount: int, exclude_sponsor: str, per_effort: bool, limit: int, offset: int = 0
+              ) -> list[dict[str, Any]]:
+    """Open and started bounties with a task, not sponsored by `exclude_sponsor`, best first (the largest amount,
+    or amount per unit of effort; ties: the oldest bounty): one page, ranked by the database."""
+    if min_amount > MAX_BIGINT:
+        return []
+    where, params = _filters((Status.OPEN.name, Status.STARTED.name), None, None, min_amount)
+    where += ["task_id IS NOT NULL", "sponsor <> ?"]
+    score = "amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)" if per_effort else "amount"
+    return rows(views, "WHERE " + " AND ".join(where), (*params, exclude_sponsor),
+                order=f"{score} DESC, CAST(bounty_id AS BIGINT) ASC", limit=limit, offset=offset)
+
+
+def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_amount: int
+             ) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if states:
+        where.append(f"state IN ({', '.join('?' for _ in states)})")
+        params += states
+    if repo is not None:
+        where.append("repo = ?")
+        params.append(repo)
+    if asset is not None:
+        where.append("asset = ?")
+        params.append(asset)
+    if min_amount > 0:
+        where.append("amount >= ?")
+        params.append(min_amount)
+    return where, params
 
 
 def open_bounties(views: SqlDb) -> list[dict[str, Any]]:
@@ -137,5 +196,9 @@ def expired_bounties(views: SqlDb, now: int) -> list[dict[str, Any]]:
                 (Status.OPEN.name, Status.STARTED.name, Status.PR_SUBMITTED.name, now))
 
 
-def cooling_bounties(views: SqlDb) -> list[dict[str, Any]]:
-    return rows(views, "WHERE state = ?", (Status.COOLING_DOWN.name,))
+def cooling_bounties(views: SqlDb, due_by: int | None = None) -> list[dict[str, Any]]:
+    """Cooling bounties; with `due_by`, only those whose cooling period ended by then."""
+    if due_by is None:
+        return rows(views, "WHERE state = ?", (Status.COOLING_DOWN.name,))
+    return rows(views, "WHERE state = ? AND cooling_until IS NOT NULL AND cooling_until <= ?",
+                (Status.COOLING_DOWN.name, due_by))

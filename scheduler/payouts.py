@@ -32,8 +32,7 @@ class Payouts:
 
     def due(self) -> list[dict[str, Any]]:
         now = self.s.chain.now()
-        return [row for row in board.cooling_bounties(self.s.views)
-                if row["cooling_until"] is not None and row["cooling_until"] <= now]
+        return board.cooling_bounties(self.s.views, due_by=now)
 
     def pending(self) -> list[tuple[str, float]]:
         """(bounty_id, seconds from now) of every bounty still cooling: what to schedule."""

@@ -16,11 +16,13 @@ from typing import Any
 from adapters.keystore import Keystore
 from adapters.sql import outage_limit, watchdog
 from mcp_tools.ai_loom.tools import verify_changed
-from mcp_tools.lifecycle.chain_sync import reconcile_all, sync_new_events
+from mcp_tools.lifecycle.chain_record import sync_bounty
+from mcp_tools.lifecycle.chain_sync import reconcile, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from mcp_tools.lifecycle.webhook import retry_due
 from mcp_tools.services import Services
+from projections import board
 from projections.board import BountyBoard
 from projections.runner import Runner
 from scheduler.payouts import Payouts, expire, schedule_all
@@ -28,6 +30,7 @@ from scheduler.payouts import Payouts, expire, schedule_all
 log = logging.getLogger("code3.worker")
 REANCHOR_EVERY_S = 60.0  # ai-loom re-anchoring runs at most this often (and then only on files that changed)
 REANCHOR_BUDGET = 500  # annotations verified per tick at most (~1 s); a longer pass goes on the next tick
+RECONCILE_PAGE = 25  # live bounties compared with the chain per tick (a full pass over them, a page at a time)
 
 
 class Worker:
@@ -48,6 +51,8 @@ class Worker:
         self._reanchor_pending = False
         self._reanchored_at: float | None = None
         self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
+        self.reconcile_page = RECONCILE_PAGE
+        self._reconciled_after: str | None = None  # the last bounty id of the rolling pass
 
     def services_for(self, address: str | None) -> Services | None:
         """Services acting as `address` when the keystore holds its key (auto-claim for local winners)."""
@@ -74,6 +79,7 @@ class Worker:
         done: dict[str, int] = {}
         steps: list[tuple[str, Callable[[], int]]] = [
             ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
+            ("reconciled", self._reconcile_page),
             *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
             ("webhook_retries", lambda: len(retry_due(self.s))),
             ("merges_found", lambda: len(reconcile_merges(self._resolver_services()))),
@@ -88,6 +94,18 @@ class Worker:
                 log.exception("worker step %s failed; it runs again next round", name)
                 done[name] = -1
         return done
+
+    def _reconcile_page(self) -> int:
+        """Compare the next page of live bounties (the board's, in id order) with the chain, adopting the chain's
+        state where they differ: a rolling full pass whose cost per tick is one page, whatever the store holds.
+        Final bounties (paid, cancelled) cannot change on chain; new chain events come through the cursor."""
+        page = board.query(self.s.views, board.LIVE, limit=self.reconcile_page, after=self._reconciled_after)
+        self._reconciled_after = page[-1]["bounty_id"] if len(page) == self.reconcile_page else None
+        corrected = 0
+        for row in page:
+            bounty = sync_bounty(self.s, row["bounty_id"])
+            corrected += bounty is not None and reconcile(self.s, bounty)
+        return corrected
 
     def _resolver_services(self) -> Services:
         """Merges are reported by the contract's resolver: its key when this installation holds it."""
@@ -146,8 +164,7 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
         if metrics_port is not None and token is not None:
             listener = metrics_listener(worker, metrics_port, token)
             print(f"code3 worker: metrics at http://127.0.0.1:{listener.server_address[1]}/metrics", flush=True)
-        reconcile_all(worker.s)
-        worker.tick()
+        worker.tick()  # the chain's new events by the cursor; live bounties reconciled a page a tick
         if once:
             return 0
         watchdog(outage_limit())  # out of reach of its database past CODE3_DB_OUTAGE_EXIT: exit 3, to be restarted

@@ -23,7 +23,7 @@ def reconcile_merges(s: Services, limit: int = 20) -> list[str]:
 
     `s` must act as the contract's resolver (the identity that reports merges)."""
     reported = []
-    for row in board.rows(s.views, "WHERE state = ?", (Status.PR_SUBMITTED.name,))[:limit]:
+    for row in board.query(s.views, (Status.PR_SUBMITTED.name,), limit=limit):
         bounty = require_bounty(s, row["bounty_id"])
         if bounty.status is not Status.PR_SUBMITTED:
             continue

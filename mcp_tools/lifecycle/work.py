@@ -37,6 +37,7 @@ from projections.runner import Runner
 
 TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
 SHA = re.compile(r"^[0-9a-f]{7,64}$")
+BEST_PAGE = 50  # accept_best_task's candidates read from the board at a time
 
 
 def _issue_for_task(s: Services, task_id: str) -> Issue:
@@ -89,21 +90,24 @@ def accept_best_task(
         raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
                          "use max_amount or max_amount_per_effort")
     Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
-    candidates: list[tuple[float, int, str]] = []
-    for row in board.open_bounties(s.views):
-        if (row["amount"] < int(min_amount) or row["task_id"] is None or s.signer.address in row["workers"]
-                or row["sponsor"] == s.signer.address):
-            continue
-        score = row["amount"] / max(row["effort"], 1) if strategy == "max_amount_per_effort" else row["amount"]
-        candidates.append((score, -int(row["bounty_id"]), row["task_id"]))
-    if not candidates:
+    # ranked and filtered by the board's database a page at a time: the work grows with the bounties looked at,
+    # not with the store
+    now: int | None = None
+    offset, matched = 0, False
+    while page := board.best_open(s.views, int(min_amount), s.signer.address,
+                                  strategy == "max_amount_per_effort", BEST_PAGE, offset):
+        offset += len(page)
+        for row in page:
+            if s.signer.address in row["workers"]:
+                continue
+            matched = True
+            now = _chain_now(s) if now is None else now
+            if _held_by_other(require_bounty(s, row["bounty_id"]), s.signer.address, now):
+                continue  # an exclusive task another worker holds
+            return {**accept_task(s, row["task_id"]), "selected_task_id": row["task_id"]}
+    if not matched:
         return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
                 "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
-    now = _chain_now(s)
-    for _score, neg_id, task in sorted(candidates, reverse=True):
-        if _held_by_other(require_bounty(s, str(-neg_id)), s.signer.address, now):
-            continue  # an exclusive task another worker holds
-        return {**accept_task(s, task), "selected_task_id": task}
     return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
             "message": "every matching bounty is held by another worker", "hint": "try again later"}
 
