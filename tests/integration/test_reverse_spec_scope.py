@@ -244,3 +244,29 @@ def test_every_prepare_page_of_a_big_tree_carries_files_beside_the_context(
     assert all(p["filePaths"] for p in pages if p is not pages[-1] or p["filePaths"])
     assert [f for p in pages for f in p["filePaths"]] == whole["filePaths"]
     assert "".join(p["context"]["text"] for p in pages) == whole["context"]["text"]
+
+
+REQUEST_JS = """'use strict';
+var http = require('http');
+var req = Object.create(http.IncomingMessage.prototype);
+module.exports = req;
+
+req.acceptsCharsets = function(){
+  return this.charsets;
+};
+
+req.param = function param(name, defaultValue) {
+  return defaultValue;
+};
+"""
+
+
+def test_diff_sees_a_commonjs_method_s_changed_signature_as_express_4_to_5(s: Services, project: Path) -> None:
+    """express's lib/request.js idiom (`req.x = function` on the object `module.exports` names): 4.x's
+    `req.acceptsCharsets = function()` became `function(...charsets)` in 5.x and `req.param` went away."""
+    write(project, {"lib/request.js": REQUEST_JS})
+    spec = generate(s, "lib")["specPath"]
+    write(project, {"lib/request.js": REQUEST_JS.replace("function(){", "function(...charsets){").split(
+        "req.param")[0]})
+    found = {(i["severity"], i["change"], i["name"]) for i in check_drift(s, spec, "lib")["items"]}
+    assert ("medium", "signature", "acceptsCharsets") in found and ("high", "removed", "param") in found, found
