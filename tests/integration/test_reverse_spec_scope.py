@@ -270,3 +270,32 @@ def test_diff_sees_a_commonjs_method_s_changed_signature_as_express_4_to_5(s: Se
         "req.param")[0]})
     found = {(i["severity"], i["change"], i["name"]) for i in check_drift(s, spec, "lib")["items"]}
     assert ("medium", "signature", "acceptsCharsets") in found and ("high", "removed", "param") in found, found
+
+
+def test_the_cli_knobs_exclude_tests_as_api_and_prune(project: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["CODE3_PROJECT"] = str(project)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "code3", "spec", *args], env=env, cwd=project,
+                              capture_output=True, text=True, timeout=120)
+
+    write(project, {"m/a.py": "def a() -> None:\n    pass\n", "gone/g.py": "def g() -> None:\n    pass\n"})
+    assert run("batch", "--no-progress").returncode == 0
+    write(project, {"m/test_a.py": "def test_a() -> None:\n    pass\n", "m/gen_b.py": "def b() -> None:\n    pass\n"})
+    drifted = run("diff", "specs/m.spec.md", "m", "--tests-as-api")
+    assert drifted.returncode == 1 and {i["name"] for i in json.loads(drifted.stdout)["items"]} == {"test_a", "b"}
+    narrowed = run("diff", "specs/m.spec.md", "m", "--exclude", "m/gen_*")
+    assert narrowed.returncode == 0, narrowed.stdout  # the test file is not API, gen_b.py is left out
+    assert json.loads(narrowed.stdout)["scope"]["leftOut"] == {"excluded": 1, "test": 1}
+    (project / "gone/g.py").unlink()
+    listed = run("batch", "--no-progress")
+    assert json.loads(listed.stdout)["staleSpecs"] == ["specs/gone.spec.md"]
+    pruned = run("batch", "--no-progress", "--prune")
+    assert json.loads(pruned.stdout)["pruned"] == ["specs/gone.spec.md"]
+    assert not (project / "specs/gone.spec.md").exists()
