@@ -3,8 +3,8 @@
 Run: `scripts/corpus/npm.sh` (or scripts/fetch_corpus.sh), then `.venv/bin/python -m benchmarks.realcode_javascript`
 (`--ci`: only the two expresses, as tests/realcode/test_javascript.py). The corpus is installed under
 $CODE3_CORPUS_DIR/npm (default .cache/corpus/npm): express 4.22.3 and 5.3.0 and lodash 4.18.1 (CommonJS), got
-16.1.0 (ES modules compiled to dist/source/*.js with their .d.ts), rxjs 7.8.2 (its TypeScript sources, src/, and
-the declarations it ships, dist/types/).
+16.1.0 (ES modules compiled to dist/source/*.js with their .d.ts), rxjs 7.8.2 (its TypeScript sources, src/, the
+declarations it ships, dist/types/, and the CommonJS TypeScript compiled them to, dist/cjs/: ES5 classes).
 
 Oracles:
 - CommonJS — Node itself (tests/tools/cjs_oracle.js): exports are `Object.keys(require(file))` plus "export="
@@ -77,7 +77,8 @@ PACKAGES = (*CI_PACKAGES,
             Package("lodash@4.18.1", "node", built_at_run_time=r"^(lodash|core|index|fp)\.js$|^fp/(array|collection|"
                     r"date|function|lang|math|number|object|seq|string|util)\.js$"),
             Package("got@16.1.0", "tsc", "dist", r"^source/.*\.(js|d\.ts)$"),
-            Package("rxjs@7.8.2", "tsc", "", r"^src/.*\.ts$"), Package("rxjs@7.8.2", "tsc", "dist/types", r"\.d\.ts$"))
+            Package("rxjs@7.8.2", "tsc", "", r"^src/.*\.ts$"), Package("rxjs@7.8.2", "tsc", "dist/types", r"\.d\.ts$"),
+            Package("rxjs@7.8.2", "node", "dist/cjs"))
 DRIFT = CI_PACKAGES
 
 

@@ -70,6 +70,52 @@ def _locals(src: Source, statements: list[Node]) -> dict[str, Node]:
     return out
 
 
+def _unparen(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count:
+        node = node.named_children[-1]
+    return node
+
+
+def _class_iife(value: Node | None) -> Node | None:
+    """The body of `(function (_super) { function X() {} X.prototype.m = …; return X; }(Base))`, the class
+    pattern TypeScript and Babel emit for ES5, else None."""
+    call = _unparen(value)
+    if call is None or call.type != "call_expression":
+        return None
+    fn = _unparen(call.child_by_field_name("function"))
+    return fn.child_by_field_name("body") if fn is not None and fn.type in FUNCTIONS else None
+
+
+def _prototype_members(src: Source, statements: list[Node], local: dict[str, Node]) -> dict[str, list[Export]]:
+    """Constructor name → its members: `X.prototype.m = …` and `Object.defineProperty(X.prototype, "m", …)`, at
+    top level and inside the ES5 class IIFE a name is bound to."""
+    blocks = [statements] + [list(body.named_children) for value in local.values()
+                             if (body := _class_iife(value)) is not None]
+    out: dict[str, list[Export]] = {}
+    for block in blocks:
+        for stmt in block:
+            expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else None
+            if expr is None:
+                continue
+            if expr.type == "call_expression" and src.field_text(expr, "function") == "Object.defineProperty":
+                args = expr.child_by_field_name("arguments")
+                first = src.text(args.named_children[0]) if args is not None and args.named_child_count > 2 else ""
+                if first.endswith(".prototype") and args is not None and args.named_children[1].type == "string":
+                    name = unquote(src.text(args.named_children[1]))
+                    out.setdefault(first[: -len(".prototype")], []).append(
+                        export(name, "property", stmt, _define_signature(src, expr), _doc(src, stmt)))
+                continue
+            targets, value = _chain(expr)
+            for t in targets:
+                owner, _, prop = src.text(t).rpartition(".prototype.")
+                if owner.isidentifier() and prop.isidentifier():
+                    body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
+                    sig = src.signature(stmt, body, "=") if body is not None else f"{src.text(t)} = …"
+                    kind = "method" if _kind(value) == "function" else "field"
+                    out.setdefault(owner, []).append(export(prop, kind, stmt, sig, _doc(src, stmt)))
+    return out
+
+
 def require_spec(src: Source, node: Node | None) -> str | None:
     """The string a `require("…")` (or dynamic `import("…")`) call names, else None."""
     if node is None or node.type != "call_expression":
@@ -177,22 +223,32 @@ def exports(src: Source, statements: list[Node],
             out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc, members=members))
         elif reexport is None and value is not None and not _plain_object(src, target):
             out.append(export("export=", "other", stmt, f"module.exports = {src.signature(value)}"[:200]))
-    prototypes = {f"{a}.prototype" for a in aliases if a.isidentifier() and callable_root is not None}
+    prototype_members = _prototype_members(src, statements, local)
     helpers = {name for name, node in local.items() if _kind(node) == "function"
                and "defineProperty(" in src.text(node) and "enumerable: true" in " ".join(src.text(node).split())}
-    members: list[Export] = []
+    members: list[Export] = []  # of module.exports itself, when it is a constructor
+    if callable_root is not None:
+        for a in sorted(aliases):
+            members += prototype_members.get(a, [])
+    position = {e.name: i for i, e in enumerate(out)}
     for stmt, targets, value in assigns:
         for t in targets:
             obj, _, prop = t.rpartition(".")
-            if not prop.isidentifier() or prop == "prototype":  # Fn.prototype = … is not an enumerable key
+            if not prop.isidentifier() or prop == "prototype" or obj not in aliases:  # Fn.prototype: not enumerable
                 continue
             body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
             sig = src.signature(stmt, body, "=") if body is not None else f"{t} = …"
-            if obj in aliases:
-                out.append(export(prop, _kind(value), stmt, sig, _doc(src, stmt)))
-            elif obj in prototypes:
-                kind = "method" if _kind(value) == "function" else "field"
-                members.append(export(prop, kind, stmt, sig, _doc(src, stmt)))
+            bound = src.text(value) if value is not None and value.type == "identifier" else ""
+            own = prototype_members.get(bound, [])  # exports.AsyncSubject = AsyncSubject (an ES5 class)
+            kind = "class" if own else _kind(local.get(bound, value))
+            e = export(prop, kind, stmt, sig, _doc(src, stmt), members=_unique_members(own))
+            # the last assignment is what Node sees (tsc first writes `exports.X = void 0;`)
+            at = position.get(prop)
+            if at is None:
+                position[prop] = len(out)
+                out.append(e)
+            elif value is not None and not (value.type == "unary_expression" and src.text(value) == "void 0"):
+                out[at] = e
     for stmt in statements:
         found = _enumerable_define(src, stmt, aliases, helpers)
         if found:
@@ -200,9 +256,13 @@ def exports(src: Source, statements: list[Node],
     if members:
         for i, e in enumerate(out):
             if e.name == "export=":
-                have = {m.name for m in e.members}
-                out[i] = e.model_copy(update={"members": [*e.members, *(m for m in members if m.name not in have)]})
+                out[i] = e.model_copy(update={"members": _unique_members([*e.members, *members])})
     return out, reexport
+
+
+def _unique_members(members: list[Export]) -> list[Export]:
+    seen: set[str] = set()
+    return [m for m in members if not (m.name in seen or seen.add(m.name))]
 
 
 def imports(src: Source, root: Node) -> list[Import]:

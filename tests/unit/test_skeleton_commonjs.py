@@ -129,3 +129,27 @@ def test_dynamic_imports_in_code_and_in_types_are_imports(tmp_path: Path) -> Non
         "lazy.mjs": "export default 1;\n"})
     assert [(i.names, i.resolved) for i in sk["options.d.ts"].imports] == [(["Agent"], "http2.d.ts")]
     assert [(i.names, i.resolved) for i in sk["main.mjs"].imports] == [(["Agent"], "http2.js"), ([], "lazy.mjs")]
+
+
+def test_es5_classes_as_typescript_compiles_them_to_commonjs(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"BehaviorSubject.js": (
+        '"use strict";\n'
+        'Object.defineProperty(exports, "__esModule", { value: true });\n'
+        "exports.BehaviorSubject = void 0;\n"
+        'var Subject_1 = require("./Subject");\n'
+        "var BehaviorSubject = /** @class */ (function (_super) {\n"
+        "    __extends(BehaviorSubject, _super);\n"
+        "    function BehaviorSubject(_value) { return _super.call(this) || this; }\n"
+        '    Object.defineProperty(BehaviorSubject.prototype, "value", {\n'
+        "        get: function () { return this.getValue(); }, enumerable: false, configurable: true\n    });\n"
+        "    BehaviorSubject.prototype.getValue = function () { return this._value; };\n"
+        "    return BehaviorSubject;\n}(Subject_1.Subject));\n"
+        "exports.BehaviorSubject = BehaviorSubject;\n"
+        'Object.defineProperty(exports, "Subject", { enumerable: true,\n'
+        "    get: function () { return Subject_1.Subject; } });\n"),
+        "Subject.js": "exports.Subject = void 0;\n"})
+    by_name = {e.name: e for e in sk["BehaviorSubject.js"].exports}
+    assert set(by_name) == {"BehaviorSubject", "Subject"}  # __esModule is not enumerable
+    subject = by_name["BehaviorSubject"]
+    assert subject.kind == "class" and subject.signature == "exports.BehaviorSubject = …"
+    assert {m.name: m.kind for m in subject.members} == {"value": "property", "getValue": "method"}
