@@ -165,6 +165,9 @@ def check_drift(s: Services, spec_path: str, source_path: str, accept: bool = Fa
     drift = compare(baseline, current)
     before, after = api_hash(baseline.files), api_hash(current.files)
     accepted = False
+    if accept and stale_why:  # nothing to document any more: an empty baseline would hide that
+        raise Code3Error(Code.PRECONDITION, f"{spec_rel} 的模块已不存在 (the module is gone: {stale_why}); nothing to "
+                         "accept", "delete the spec, or run `code3 spec batch --prune` to delete stale specs")
     if accept and (drift.has_drift or before != after or baseline.hash != current.hash
                    or recorded_version != version):
         new_text = replace_baseline(text, current, {"skeletonHash": after, "lastUpdated": now_iso(),

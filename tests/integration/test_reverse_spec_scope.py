@@ -140,6 +140,13 @@ def test_a_spec_whose_module_is_gone_is_stale_in_diff_and_batch(s: Services, pro
     report = check_drift(s, "specs/gone.spec.md", "gone")
     assert report["stale"] is True and "module is gone" in report["recommendation"]
     assert items(report) == {("removed", "gone/g.py", "g")}
+    from domain.errors import Code3Error
+
+    before = (project / "specs/gone.spec.md").read_bytes()
+    with pytest.raises(Code3Error) as refused:  # accepting would leave an empty baseline that hides the loss
+        check_drift(s, "specs/gone.spec.md", "gone", accept=True)
+    assert "module is gone" in refused.value.message and "prune" in refused.value.hint
+    assert (project / "specs/gone.spec.md").read_bytes() == before
     answer = run_batch(s)
     assert answer["staleSpecs"] == ["specs/gone.spec.md"] and answer["pruned"] == []
     assert (project / "specs/gone.spec.md").is_file()
