@@ -10,7 +10,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench clean wheel-check test-tools fuzz race conformance
+.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -62,6 +62,11 @@ bench: $(VENV)/.installed test-tools
 	$(PY) -m benchmarks.codenexus
 	$(PY) -m benchmarks.reanchor
 	$(PY) -m benchmarks.hostile_inputs
+	$(PY) -m benchmarks.growth
+
+# The growth table with the 100 000-bounty level too (long: the stores are seeded in bulk first).
+bench-growth: $(VENV)/.installed
+	$(PY) -m benchmarks.growth --big
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

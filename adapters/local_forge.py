@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS issue_markers (repo TEXT NOT NULL, marker TEXT NOT NU
 # An issue hash (sha256 hex) in an issue's body is indexed, so publish's lookup by issue hash is one index search
 # instead of a scan of every body; any other marker is still looked for in the bodies.
 HASH_MARKER = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+FIND_BY_HASH = "SELECT MIN(number) FROM issue_markers WHERE repo = ? AND marker = ?"
 
 
 def parse_url(url: str) -> tuple[str, str, int]:
@@ -156,8 +157,7 @@ class LocalForge:
         with self.db.statement() as db:
             self._require_repo(db, repo)
             if HASH_MARKER.fullmatch(marker):
-                row = db.execute("SELECT MIN(number) FROM issue_markers WHERE repo = ? AND marker = ?",
-                                 (repo, marker)).fetchone()
+                row = db.execute(FIND_BY_HASH, (repo, marker)).fetchone()
                 row = row if row and row[0] is not None else None
             else:
                 row = db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 AND instr(body, ?) > 0 "

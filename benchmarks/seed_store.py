@@ -141,13 +141,14 @@ def _pr_url(world: World, i: int) -> str:
     return f"{world.forge.base_url}/{REPO}/pull/{100_000_000 + i}"
 
 
-def seed(world: World, n: int, progress: bool = False) -> dict[str, int]:
-    """Add `n` bounties to the world's stores (a store seeded before keeps its bounties): the count per state."""
+def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] = PLAN) -> dict[str, int]:
+    """Add `n` bounties to the world's stores (a store seeded before keeps its bounties): the count per state.
+    `states`: bounty i gets states[i % len(states)] (open, started, submitted, cooling, paid, cancelled)."""
     sponsor, worker, ledger = world.sponsor.signer, world.worker.signer, world.ledger
     start = len(ledger.list_bounties())
     ledger.mint(sponsor.address, "USDT", AMOUNT * n + n * (n + 1) // 2 + start)
     network = ledger.network
-    plan = [(start + k, PLAN[(start + k) % len(PLAN)]) for k in range(n)]
+    plan = [(start + k, states[(start + k) % len(states)]) for k in range(n)]
     issues: dict[int, Issue] = {}
     bounty_of: dict[int, str] = {}
     now = ledger.now()

@@ -79,8 +79,8 @@ class Worker:
         done: dict[str, int] = {}
         steps: list[tuple[str, Callable[[], int]]] = [
             ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
-            ("reconciled", self._reconcile_page),
             *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
+            ("reconciled", self._reconcile_page),
             ("webhook_retries", lambda: len(retry_due(self.s))),
             ("merges_found", lambda: len(reconcile_merges(self._resolver_services()))),
             ("expired", lambda: len(expire(self.s, self.services_for))),

@@ -1,0 +1,190 @@
+"""Cost as the store grows: p50 of the lifecycle tools, a worker tick and a worker start at 1 000 and 10 000
+bounties (`--big`: and 100 000), on SQLite and PostgreSQL side by side, with the ratio of each size to the smallest.
+
+Each store is seeded in bulk by benchmarks/seed_store.py (the events the handlers write, in mixed states: three
+quarters finished, the rest open, started, submitted or cooling). Then, on top of it, each figure is the median of
+SAMPLES calls through the handlers, the way a tool call runs them:
+- publish: spec_mcp.publish_issue_with_metadata of a new spec (contest);
+- accept: server_mcp.accept_best_task (it reads the board's best page and accepts the new bounty);
+- submit: server_mcp.submit_pr of a PR opened on the forge (fork, push and open_pr not timed);
+- board read: what accept_best_task reads (the board caught up, its best page of open bounties);
+- worker tick: one idle round (nothing due: no payout, no refund, no new chain event);
+- worker start: the worker built and run to its first round (`code3 worker --once`).
+Targets: every figure at the larger sizes within 1.5x of the smallest size's.
+
+    .venv/bin/python -m benchmarks.growth [--big] [--sizes 1000,10000] [--stores sqlite,postgres]
+
+PostgreSQL: CODE3_BENCH_POSTGRES (default postgresql://postgres@127.0.0.1:5432/test), a fresh schema per size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from adapters.git import commit_all, git
+from benchmarks.seed_store import REPO, World, open_world, seed
+from code3 import wiring
+from mcp_tools.lifecycle import publish, work
+from projections import board
+from projections.board import BountyBoard
+from projections.runner import Runner
+from scheduler.worker import run_worker
+
+SAMPLES = 7
+TICKS = 7
+STARTS = 3
+TARGET = 1.5
+POSTGRES = os.environ.get("CODE3_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+METRICS = ("publish", "accept", "submit", "board read", "worker tick", "worker start")
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return (time.perf_counter() - start) * 1000, result
+
+
+def _p50(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _lifecycle(world: World, project: Path, tag: str) -> dict[str, float]:
+    """publish, accept, submit and board read, SAMPLES each, on the seeded world."""
+    alice, bob = world.sponsor, world.worker
+    times: dict[str, list[float]] = {m: [] for m in METRICS[:4]}
+    published = []
+    world.ledger.mint(alice.signer.address, "USDT", 10**10 * SAMPLES)
+    for k in range(SAMPLES):
+        fid = f"9{k:02d}-bench{tag}"
+        spec_dir = project / "specs" / fid
+        spec_dir.mkdir(parents=True, exist_ok=True)
+        (spec_dir / "spec.md").write_text(f"# Bench {tag} {k}\n\nA measured publish.\n", encoding="utf-8")
+        ms, answer = _timed(lambda fid=fid, k=k: publish.publish_issue_with_metadata(
+            alice, repo=REPO, feature_id=fid, spec_path=f"specs/{fid}/spec.md", amount=str(10**9 + k), mode="contest"))
+        times["publish"].append(ms)
+        published.append((fid, answer))
+    for _ in range(SAMPLES):
+        ms, _rows = _timed(lambda: (Runner(bob.store, bob.views).catch_up(BountyBoard(), keep_lease=False),
+                                    board.best_open(bob.views, 0, bob.signer.address, False, work.BEST_PAGE)))
+        times["board read"].append(ms)
+    accepted = {}
+    for _ in range(SAMPLES):
+        ms, answer = _timed(lambda: work.accept_best_task(bob))
+        times["accept"].append(ms)
+        accepted[answer["bounty_id"]] = answer["selected_task_id"]
+    for fid, answer in published:
+        bounty_id = answer["bounty"]["bounty_id"]
+        if bounty_id not in accepted:
+            raise RuntimeError(f"accept_best_task did not choose the new bounty {bounty_id}")
+        prepared = work.fork_and_prepare(bob, REPO, {"feature_id": fid, "issue_number": answer["issue"]["number"]})
+        workdir = Path(prepared["workdir"])
+        (workdir / f"{fid}.txt").write_text(fid, encoding="utf-8")
+        commit_all(workdir, "work")
+        bob.forge.push(workdir, prepared["branch"])
+        git("checkout", "-q", "--detach", cwd=workdir)
+        pr = work.open_pr(bob, REPO, prepared["branch"], "work", "")
+        ms, _answer = _timed(lambda pr=pr, bounty_id=bounty_id: work.submit_pr(bob, bounty_id, pr["pr_url"]))
+        times["submit"].append(ms)
+    return {m: _p50(v) for m, v in times.items()}
+
+
+def _worker(project: Path, home: Path, database_url: str | None) -> dict[str, float]:
+    from code3.settings import Settings
+
+    settings = Settings(project=project, home=home, identity="alice", resolver="alice", database_url=database_url)
+    starts = []
+    for _ in range(STARTS):
+        ms, _ = _timed(lambda: run_worker(wiring.worker(settings), once=True))
+        starts.append(ms)
+    worker = wiring.worker(settings)
+    try:
+        worker.tick()  # the lifecycle's own events
+        ticks = []
+        for _ in range(TICKS):
+            ms, done = _timed(worker.tick)
+            if done.get("payouts") or done.get("expired") or done.get("chain_events"):
+                raise RuntimeError(f"the tick was not idle: {done}")
+            ticks.append(ms)
+    finally:
+        worker.close()
+    return {"worker tick": _p50(ticks), "worker start": _p50(starts)}
+
+
+def _schema() -> tuple[str, Callable[[], None]]:
+    import psycopg
+
+    schema = "code3_growth_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(POSTGRES, autocommit=True, connect_timeout=3) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+
+    def drop() -> None:
+        with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+    return f"{POSTGRES}?schema={schema}", drop
+
+
+def measure(store: str, n: int, root: Path) -> dict[str, float]:
+    """Seed `n` bounties on `store` in a fresh project, then every figure."""
+    project, home = root / f"{store}-{n}", root / f"{store}-{n}-home"
+    url, drop = _schema() if store == "postgres" else (None, lambda: None)
+    try:
+        world = open_world(project, home, url)
+        try:
+            started = time.perf_counter()
+            seed(world, n)
+            print(f"  {store} {n}: seeded in {time.perf_counter() - started:.1f} s", flush=True)
+            figures = _lifecycle(world, project, f"{n}")
+        finally:
+            world.close()
+        figures.update(_worker(project, home, url))
+        return figures
+    finally:
+        drop()
+
+
+def table(results: dict[tuple[str, int], dict[str, float]], stores: list[str], sizes: list[int]) -> str:
+    head = ["p50 ms"]
+    for store in stores:
+        head += [f"{store} {n:,}" for n in sizes] + [f"{store} x{sizes[-1] // sizes[0]}"]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    misses = []
+    for metric in METRICS:
+        cells = [metric]
+        for store in stores:
+            values = [results[(store, n)][metric] for n in sizes]
+            ratio = values[-1] / values[0] if values[0] else float("inf")
+            cells += [f"{v:.1f}" for v in values] + [f"{ratio:.2f}"]
+            if ratio > TARGET:
+                misses.append(f"{metric} on {store}: x{ratio:.2f}")
+        lines.append(" | ".join(cells))
+    verdict = "every figure within x1.5" if not misses else "over x1.5: " + "; ".join(misses)
+    return "\n".join(lines) + f"\n{verdict}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--big", action="store_true", help="add the 100 000 level (make bench-growth)")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--stores", default="sqlite,postgres")
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")] + ([100_000] if args.big else [])
+    stores = args.stores.split(",")
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="code3-growth-") as tmp:
+        for store in stores:
+            for n in sizes:
+                results[(store, n)] = measure(store, n, Path(tmp))
+    print(table(results, stores, sizes))
+
+
+if __name__ == "__main__":
+    main()

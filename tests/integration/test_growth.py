@@ -1,0 +1,149 @@
+"""Work proportional to what is due, not to the store (issue 20): the forge's issue lookup is an index search,
+board filters and pages are the database's, and a worker's tick and start load no finished bounty."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.event_store import EventStore
+from adapters.local_forge import FIND_BY_HASH, LocalForge
+from adapters.local_ledger import LocalLedger
+from benchmarks.seed_store import REPO, World, open_world, seed
+from code3 import wiring
+from code3.settings import Settings
+from domain.canonical import sha256_hex
+from projections import board
+from scheduler.worker import run_worker
+
+
+@pytest.fixture
+def forge(tmp_path: Path) -> LocalForge:
+    forge = LocalForge(tmp_path / "forge", "alice")
+    forge.create_repo("alice/app")
+    yield forge
+    forge.close()
+
+
+def test_the_forge_finds_an_issue_by_its_hash_through_the_index(forge: LocalForge) -> None:
+    key, other = sha256_hex("one"), sha256_hex("two")
+    for n in range(30):
+        forge.create_issue("alice/app", f"filler {n}", f"spec {n}\n```code3-meta\n{sha256_hex(str(n))}\n```", [], [])
+    created = forge.create_issue("alice/app", "t", f"spec\n\n```code3-meta\n{{\"issue_hash\": \"{key}\"}}\n```", [], [])
+    assert forge.find_issue("alice/app", key).number == created.number
+    assert forge.find_issue("alice/app", other) is None
+    forge.create_repo("alice/other")
+    assert forge.find_issue("alice/other", key) is None
+    with forge.db.statement() as db:
+        plan = " ".join(str(row[-1]) for row in db.execute(f"EXPLAIN QUERY PLAN {FIND_BY_HASH}", ("alice/app", key)))
+    assert "SEARCH issue_markers USING" in plan and "INDEX" in plan and "SCAN" not in plan, plan
+
+    forge.update_issue_body("alice/app", created.number, f"edited\n{other}")  # the index follows the body
+    assert forge.find_issue("alice/app", key) is None
+    assert forge.find_issue("alice/app", other).number == created.number
+
+
+def test_a_forge_written_before_the_index_is_indexed_when_opened(tmp_path: Path) -> None:
+    forge = LocalForge(tmp_path / "forge", "alice")
+    forge.create_repo("alice/app")
+    key = sha256_hex("old")
+    created = forge.create_issue("alice/app", "t", f"body {key}", [], [])
+    with forge.db.statement() as db:
+        db.execute("DELETE FROM issue_markers")
+    forge.close()
+    reopened = LocalForge(tmp_path / "forge", "alice")
+    try:
+        assert reopened.find_issue("alice/app", key).number == created.number
+    finally:
+        reopened.close()
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, database_url: str | None) -> World:
+    world = open_world(tmp_path / "project", tmp_path / "home", database_url)
+    seed(world, 60)
+    yield world
+    world.close()
+
+
+def test_board_filters_and_pages_return_the_rows_a_full_read_filtered_by_hand_gives(seeded: World) -> None:
+    views = seeded.sponsor.views
+    every = board.rows(views)
+    assert len(every) == 60 and len(Counter(r["state"] for r in every)) == 6
+    ids = [r["bounty_id"] for r in every]
+
+    def ids_of(found: list[dict[str, Any]]) -> list[str]:
+        return [r["bounty_id"] for r in found]
+
+    live = [r for r in every if r["state"] in board.LIVE]
+    assert ids_of(board.query(views, board.LIVE)) == ids_of(live)
+    assert ids_of(board.query(views, ("PAID",), repo=REPO, asset="USDT")) == ids_of(
+        [r for r in every if r["state"] == "PAID"])
+    assert board.query(views, repo="alice/none") == [] and board.query(views, asset="APT") == []
+    big = sorted(r["amount"] for r in every)[45]
+    assert ids_of(board.query(views, min_amount=big)) == ids_of([r for r in every if r["amount"] >= big])
+    assert board.query(views, min_amount=2**64) == []
+    # pages: by offset and after a bounty id, in the board's order, none lost or repeated
+    assert [x for k in range(0, 60, 7) for x in ids_of(board.query(views, limit=7, offset=k))] == ids
+    assert ids_of(board.query(views, limit=5, after=ids[9])) == ids[10:15]
+    assert ids_of(board.query(views, board.LIVE, limit=4, offset=2)) == ids_of(live)[2:6]
+
+
+def test_best_open_ranks_as_accept_best_task_did_by_hand(seeded: World) -> None:
+    views, me = seeded.sponsor.views, seeded.worker.signer.address
+    candidates = [r for r in board.rows(views) if r["state"] in ("OPEN", "STARTED") and r["task_id"]]
+    by_amount = sorted(candidates, key=lambda r: (-r["amount"], int(r["bounty_id"])))
+    by_effort = sorted(candidates, key=lambda r: (-r["amount"] / max(r["effort"], 1), int(r["bounty_id"])))
+    assert [r["bounty_id"] for r in board.best_open(views, 0, me, False, 100)] == [r["bounty_id"] for r in by_amount]
+    assert [r["bounty_id"] for r in board.best_open(views, 0, me, True, 100)] == [r["bounty_id"] for r in by_effort]
+    assert [r["bounty_id"] for r in board.best_open(views, 0, me, False, 3, 3)] == [
+        r["bounty_id"] for r in by_amount[3:6]]
+    assert board.best_open(views, 0, seeded.sponsor.signer.address, False, 100) == []  # never one's own bounty
+
+
+class Loads:
+    """Counts aggregate loads from the event store and bounty reads from the ledger (a spy on the classes)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count: Counter[str] = Counter()
+        for cls, name in ((EventStore, "get"), (LocalLedger, "bounty_events"), (LocalLedger, "get_bounty"),
+                          (LocalLedger, "list_bounties")):
+            monkeypatch.setattr(cls, name, self._spy(getattr(cls, name), f"{cls.__name__}.{name}"))
+
+    def _spy(self, method: Any, label: str) -> Any:
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            self.count[label] += 1
+            return method(*args, **kwargs)
+
+        return spied
+
+
+def test_a_worker_start_and_tick_load_none_of_many_finished_bounties(tmp_path: Path, database_url: str | None,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    world = open_world(tmp_path / "project", tmp_path / "home", database_url)
+    try:
+        assert seed(world, 80, states=("paid", "cancelled")) == {"paid": 40, "cancelled": 40}
+    finally:
+        world.close()
+    settings = Settings(project=tmp_path / "project", home=tmp_path / "home", identity="alice", resolver="alice",
+                        database_url=database_url)
+    loads = Loads(monkeypatch)
+    assert run_worker(wiring.worker(settings), once=True) == 0  # a start: built, then its first round
+    assert loads.count["EventStore.get"] == 0 and loads.count["LocalLedger.list_bounties"] == 0, loads.count
+    assert loads.count["LocalLedger.bounty_events"] == 0 and loads.count["LocalLedger.get_bounty"] == 0, loads.count
+
+    worker = wiring.worker(settings)
+    try:
+        done = worker.tick()
+        assert done["payouts"] == 0 and done["expired"] == 0 and done["reconciled"] == 0
+        assert sum(loads.count.values()) == 0, loads.count
+        # the spy sees loads: a live bounty is compared with the chain on the rolling pass
+        seed(world := open_world(tmp_path / "project", tmp_path / "home", database_url), 1, states=("open",))
+        world.close()
+        assert worker.tick()["reconciled"] == 0, "nothing disagrees"
+        assert loads.count["EventStore.get"] >= 1 and loads.count["LocalLedger.bounty_events"] >= 1, loads.count
+    finally:
+        worker.close()
