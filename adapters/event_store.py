@@ -20,7 +20,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresFactory
 
-from adapters.sql import CONNECT_TIMEOUT_S, RECONNECT_S, PostgresUrl, application_name
+from adapters.sql import RECONNECT_S, PostgresUrl, connection_options
 
 STORE_POOL_SIZE = 2  # with the views' 1: at most 3 PostgreSQL connections per process
 
@@ -143,7 +143,7 @@ class SharedPostgresFactory(PostgresFactory):
         with self._guard:
             shared = self._shared.get(key)
             if shared is None:
-                own.pool.kwargs.update(application_name=application_name(), connect_timeout=CONNECT_TIMEOUT_S)
+                own.pool.kwargs.update(connection_options())
                 own.pool.reconnect_timeout = RECONNECT_S
                 shared = self._shared[key] = (own, [0])
             shared[1][0] += 1

@@ -214,6 +214,13 @@ def application_name() -> str:
     return f"code3-{command if command in ('serve', 'worker', 'mcp', 'doctor') else 'cli'}-{os.getpid()}"
 
 
+def connection_options() -> dict[str, Any]:
+    """libpq options of every connection: this process's name, a bounded connect, and TCP keepalives and a user
+    timeout, so a peer that vanished without a word (a failed-over host) is noticed in about 30 s."""
+    return {"application_name": application_name(), "connect_timeout": CONNECT_TIMEOUT_S, "keepalives": 1,
+            "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3, "tcp_user_timeout": 30_000}
+
+
 class Outage:
     """Since when this process has failed to reach its database (None: the last attempt worked)."""
 
@@ -266,8 +273,7 @@ class PgPool:
         self.pool = ConnectionPool(
             params.dsn, min_size=VIEWS_POOL_SIZE, max_size=VIEWS_POOL_SIZE, open=False, configure=configure,
             check=ConnectionPool.check_connection, reconnect_timeout=RECONNECT_S, timeout=30.0,
-            kwargs={"autocommit": True, "application_name": application_name(),
-                    "connect_timeout": CONNECT_TIMEOUT_S}, name="code3-views")
+            kwargs={"autocommit": True, **connection_options()}, name="code3-views")
         try:
             self.pool.open(wait=True, timeout=2 * CONNECT_TIMEOUT_S)
         except Exception:
@@ -361,14 +367,29 @@ def watchdog(limit_s: float, check: Callable[[], str | None] | None = None,
         return None
     interval = every_s if every_s is not None else max(0.2, min(5.0, limit_s / 5))
     test = check or (lambda: probe(timeout=min(interval, 3.0)))
+    pending: list[threading.Thread] = []
+    answers: list[str | None] = []
+
+    def ask() -> None:
+        try:
+            answers.append(test())
+        except Exception as exc:  # a check that raises reports its class, as a failed probe does
+            answers.append(type(exc).__name__)
+
+    def timed() -> str | None:
+        """The check's answer, or "Timeout" when it has not answered in time: a network that drops packets
+        silently holds a query for ever, and the watchdog must not wait with it (nor start a second one)."""
+        if not pending or not pending[0].is_alive():
+            pending[:] = [threading.Thread(target=ask, name="code3-db-probe", daemon=True)]
+            answers.clear()
+            pending[0].start()
+        pending[0].join(max(interval, 1.0) + 1.0)
+        return answers[0] if answers else "Timeout"
 
     def watch() -> None:
         while True:
             time.sleep(interval)
-            try:
-                error = test()
-            except Exception as exc:  # a check that raises reports its class, as a failed probe does
-                error = type(exc).__name__
+            error = timed()
             if error is None:
                 OUTAGE.ok()
                 continue

@@ -180,6 +180,11 @@ def test_readyz_says_not_ready_while_the_database_is_cut_off_and_ready_after(
         proxy.restore()
         wait_for("/readyz to say ready again", lambda: readyz(url).status_code == 200, timeout=25)
         assert readyz(url, verbose=True, token=TOKEN).json() == {"ready": True, "error": None, "unreachable_s": 0.0}
+        proxy.drop()  # silent this time: the probe's query hangs instead of failing
+        hung = readyz(url)
+        assert (hung.status_code, hung.text) == (503, "not ready"), "a probe that gets no answer is not ready"
+        proxy.restore()
+        wait_for("/readyz to say ready after the silent outage", lambda: readyz(url).status_code == 200, timeout=25)
         assert serve.poll() is None
         checks = {c.name: c for c in diagnose(Settings(project=tmp_path, identity="alice",
                                                          database_url=proxy.url(database_url)))}
@@ -190,7 +195,7 @@ def test_readyz_says_not_ready_while_the_database_is_cut_off_and_ready_after(
 
 
 @pytest.mark.postgres
-def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_why(
+def test_a_process_cut_off_silently_longer_than_the_outage_limit_exits_non_zero_and_says_why(
         tmp_path: Path, database_url: str) -> None:
     proxy = TcpProxy(urlparse(database_url).port or 5432)
     Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
@@ -206,7 +211,7 @@ def test_a_process_cut_off_longer_than_the_outage_limit_exits_non_zero_and_says_
         wait_for("the worker to run", lambda: worker.stdout is not None and "running" in worker.stdout.readline())
         time.sleep(1.0)
         assert serve.poll() is None and worker.poll() is None, "a short limit alone ends nothing"
-        proxy.cut()
+        proxy.drop()  # silent: every query in flight hangs, no error comes back
         for proc in (serve, worker):
             code = proc.wait(timeout=20)
             err = proc.stderr.read() if proc.stderr else ""

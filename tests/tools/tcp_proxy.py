@@ -1,7 +1,10 @@
 """A loopback TCP proxy a test puts in front of PostgreSQL and cuts, to play a network outage or a failover.
 
 `cut()` closes every forwarded connection and refuses new ones (each accepted socket is closed at once) until
-`restore()`. Loopback only, bounded (at most MAX_CONNECTIONS at a time, daemon threads), stopped by `close()`.
+`restore()`: the outage a client notices at once. `drop()` forwards nothing more in either direction and closes
+nothing: a new connection is accepted and never answered, a query in flight waits for an answer that does not
+come (a network that loses packets, a host gone without a word); `restore()` then closes what was open during
+it. Loopback only, bounded (at most MAX_CONNECTIONS at a time, daemon threads), stopped by `close()`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class TcpProxy:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         self._cut = False
+        self._dropping = False
         self._closed = False
         self.accepted = 0
         threading.Thread(target=self._accept, name="tcp-proxy-accept", daemon=True).start()
@@ -43,9 +47,18 @@ class TcpProxy:
         for sock in sockets:
             _close(sock)
 
+    def drop(self) -> None:
+        with self._lock:
+            self._dropping = True
+
     def restore(self) -> None:
         with self._lock:
             self._cut = False
+            dropped, self._dropping = self._dropping, False
+            sockets = set(self._open) if dropped else set()
+            self._open -= sockets
+        for sock in sockets:
+            _close(sock)
 
     def close(self) -> None:
         self._closed = True
@@ -60,6 +73,9 @@ class TcpProxy:
                 return
             with self._lock:
                 refuse = self._cut or len(self._open) >= 2 * MAX_CONNECTIONS
+                if not refuse and self._dropping:
+                    self._open.add(client)  # held silent until `restore` closes it
+                    continue
             if refuse:
                 _close(client)
                 continue
@@ -82,7 +98,8 @@ class TcpProxy:
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(CHUNK):
-                dst.sendall(data)
+                if not self._dropping:
+                    dst.sendall(data)
         except OSError:
             pass
         finally:
