@@ -348,13 +348,16 @@ def probe(timeout: float = 3.0) -> str | None:
 def outage_limit(env: dict[str, str] | None = None) -> float:
     """CODE3_DB_OUTAGE_EXIT: seconds a process stays up while its database is out of reach (default 300, 0: for
     ever)."""
+    from domain.errors import Code, Code3Error
+
     raw = (os.environ if env is None else env).get("CODE3_DB_OUTAGE_EXIT", "").strip() or "300"
     try:
         limit = float(raw)
     except ValueError:
         limit = -1.0
-    if not limit >= 0:
-        raise ValueError(f"CODE3_DB_OUTAGE_EXIT must be a number of seconds (0: never exit), not {raw!r}")
+    if not 0 <= limit < float("inf"):
+        raise Code3Error(Code.VALIDATION, f"CODE3_DB_OUTAGE_EXIT={raw!r} is not a number of seconds",
+                         "set CODE3_DB_OUTAGE_EXIT=300 (seconds without the database before exiting; 0: never)")
     return limit
 
 

@@ -359,22 +359,25 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
     app.mount("/api", build_rest(runtime.run))
     front = Front(app, token, security=security)
-    front.ready = lambda: readiness(runtime)  # `serve`'s watchdog asks the same question
+    front.ready = lambda: readiness(runtime, local_too=False)  # the question `serve`'s outage watchdog asks
     return front
 
 
 READY_TIMEOUT_S = 5.0
 
 
-def readiness(runtime: Runtime) -> str | None:
+def readiness(runtime: Runtime, local_too: bool = True) -> str | None:
     """None when this serve reaches its database, else the class of the error that keeps it from it. Before the
-    first PostgreSQL pool exists (or on SQLite) the services are built and asked a `SELECT 1`."""
+    services exist they are built (under the tools' lock, once); on SQLite, a `SELECT 1` on the file outside that
+    lock (`local_too`; the outage watchdog asks only about PostgreSQL)."""
     from adapters import sql
 
     if sql.PgPool.all():
         return sql.probe()
     try:
-        runtime.run(lambda s: s.views.query("SELECT 1"))
+        services = runtime._services or runtime.run(lambda s: s)  # peeked: a long call must not hold readiness
+        if local_too and not services.views.postgres:
+            services.views.query("SELECT 1")
     except Exception as exc:
         return type(exc).__name__
     return None

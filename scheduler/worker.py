@@ -161,13 +161,14 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
 
     listener = None
     try:
+        limit = outage_limit()  # a wrong CODE3_DB_OUTAGE_EXIT is refused before any work
         if metrics_port is not None and token is not None:
             listener = metrics_listener(worker, metrics_port, token)
             print(f"code3 worker: metrics at http://127.0.0.1:{listener.server_address[1]}/metrics", flush=True)
         worker.tick()  # the chain's new events by the cursor; live bounties reconciled a page a tick
         if once:
             return 0
-        watchdog(outage_limit())  # out of reach of its database past CODE3_DB_OUTAGE_EXIT: exit 3, to be restarted
+        watchdog(limit)  # out of reach of its database past CODE3_DB_OUTAGE_EXIT: exit 3, to be restarted
         scheduler = BlockingScheduler(executors={"default": {"type": "threadpool", "max_workers": 1}},
                                       job_defaults={"coalesce": True, "max_instances": 1})
 

@@ -246,3 +246,24 @@ def test_readyz_on_sqlite_says_ready_with_nothing_else_and_details_only_with_the
     assert len(built) == 1
     for services in built:
         services.close()
+
+
+def test_the_outage_limit_is_seconds_300_by_default_and_anything_else_is_refused_with_the_way_out() -> None:
+    from adapters.sql import outage_limit
+    from domain.errors import Code3Error
+
+    assert outage_limit({}) == 300.0 and outage_limit({"CODE3_DB_OUTAGE_EXIT": " 2.5 "}) == 2.5
+    assert outage_limit({"CODE3_DB_OUTAGE_EXIT": "0"}) == 0.0, "0: never exit"
+    for wrong in ("abc", "-1", "nan", "inf", "5m"):
+        with pytest.raises(Code3Error) as refused:
+            outage_limit({"CODE3_DB_OUTAGE_EXIT": wrong})
+        assert refused.value.code.value == "E_VALIDATION" and "CODE3_DB_OUTAGE_EXIT" in refused.value.hint, wrong
+
+
+def test_a_wrong_outage_limit_stops_the_worker_before_any_work(tmp_path: Path) -> None:
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    proc = subprocess.run([sys.executable, "-m", "code3", "worker", "--once"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=60,
+                          env={**os.environ, "CODE3_PROJECT": str(tmp_path), "CODE3_IDENTITY": "alice",
+                               "CODE3_DB_OUTAGE_EXIT": "soon"})
+    assert proc.returncode == 1 and "E_VALIDATION: CODE3_DB_OUTAGE_EXIT='soon'" in proc.stderr, proc.stderr
