@@ -227,8 +227,9 @@ def test_serve_starts_in_an_empty_directory(tmp_path: Path) -> None:
 
 def test_serve_refuses_a_public_address_without_the_flag(tmp_path: Path) -> None:
     proc = code3("serve", "--host", "0.0.0.0", "--port", "0", project=tmp_path)
-    assert proc.wait(timeout=30) == 2
-    assert "--allow-remote" in (proc.stderr.read() if proc.stderr else "")
+    assert proc.wait(timeout=30) == 1  # the one CLI error style: 1 for a refusal (2 only where 1 is a finding)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert err.startswith("code3: E_") and "--allow-remote" in err
     for stream in (proc.stdout, proc.stderr):
         if stream:
             stream.close()
