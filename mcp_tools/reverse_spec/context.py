@@ -5,7 +5,8 @@ Three parts: the skeleton (always), the specs already written for the modules th
 estimated as characters / 4 — no tokenizer runs offline, so the answer says it is an estimate. Above 80 %
 of the budget a warning is given; above the budget parts are dropped in this order: snippets (last
 first), then dependency specs (last first), then the skeleton's doc comments, then its members, then
-whole files (last first). Everything dropped is listed.
+whole files (last first). Everything dropped is listed: the first 20 pieces of a kind one by one, the rest
+of that kind in one entry naming the first and last of them (they are contiguous: dropped last first).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ WARN_RATIO = 0.8
 ESTIMATE = "characters / 4 (an estimate; no tokenizer is run)"
 CALLABLE = frozenset({"function", "method", "constructor", "macro", "modifier"})
 MAX_DEP_SPEC_CHARS = 12_000
+MAX_LISTED = 20  # dropped pieces of one kind listed one by one; the rest in one entry (a big tree drops thousands)
 
 
 def estimate_tokens(text: str) -> int:
@@ -170,11 +172,24 @@ def assemble(target: str, merged: MergedSkeleton, *, deps: list[Piece] | None = 
     def size() -> int:
         return (chars + 3) // 4
 
+    listed: Counter[str] = Counter()
+    rest: dict[str, tuple[dict[str, object], str]] = {}  # kind -> (its entry past MAX_LISTED, the first label)
+
     def drop(pieces: list[Piece], kind: str) -> None:
         nonlocal chars
         piece = pieces.pop()
         chars -= len(piece.text) + 2  # the piece and its separator
-        dropped.append({"kind": kind, "label": piece.label, "estimatedTokens": piece.tokens})
+        listed[kind] += 1
+        if listed[kind] <= MAX_LISTED:
+            dropped.append({"kind": kind, "label": piece.label, "estimatedTokens": piece.tokens})
+            return
+        if kind not in rest:
+            rest[kind] = ({"kind": kind, "label": "", "estimatedTokens": 0}, piece.label)
+            dropped.append(rest[kind][0])
+        entry, first = rest[kind]
+        tokens = entry["estimatedTokens"]
+        entry["label"] = f"{listed[kind] - MAX_LISTED} more, dropped last first: from {first} back to {piece.label}"
+        entry["estimatedTokens"] = (tokens if isinstance(tokens, int) else 0) + piece.tokens
 
     while size() > budget and bodies:
         drop(bodies, "snippet")

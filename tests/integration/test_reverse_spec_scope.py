@@ -306,3 +306,21 @@ def test_the_cli_knobs_exclude_tests_as_api_and_prune(project: Path) -> None:
     pruned = run("batch", "--no-progress", "--prune")
     assert json.loads(pruned.stdout)["pruned"] == ["specs/gone.spec.md"]
     assert not (project / "specs/gone.spec.md").exists()
+
+
+def test_a_context_dropping_thousands_of_files_lists_twenty_and_one_entry_for_the_rest() -> None:
+    from domain.skeleton import Export, FileSkeleton, MergedSkeleton
+    from mcp_tools.reverse_spec.context import MAX_LISTED, assemble
+
+    files = [FileSkeleton(path=f"m/f{i:04d}.py", language="python", lines=1, sha256="0" * 64,
+                          exports=[Export(name=f"f{i}", kind="function", signature=f"def f{i}() -> None",
+                                          start_line=1, end_line=1)]) for i in range(1500)]
+    merged = MergedSkeleton.build("m", files)
+    context = assemble("m", merged, budget=2_000)
+    whole = [d for d in context.dropped if d["kind"] == "skeleton-file"]
+    kept = context.text.count("### m/f")
+    assert len(whole) == MAX_LISTED + 1 and [d["label"] for d in whole[:2]] == ["m/f1499.py", "m/f1498.py"]
+    more = 1500 - kept - MAX_LISTED
+    assert whole[-1]["label"] == f"{more} more, dropped last first: from m/f{1499 - MAX_LISTED:04d}.py back to " \
+                                 f"m/f{kept:04d}.py"
+    assert all(isinstance(d["estimatedTokens"], int) and d["estimatedTokens"] > 0 for d in whole)
