@@ -26,10 +26,24 @@ T = TypeVar("T")
 log = logging.getLogger("code3.github")
 CODE3_LABEL = "code3"
 PAGE_SIZE = 100
+SEARCH_LAG_S = 600  # how far back find_issue lists issues itself: longer than the search index takes to see one
 
 
 def _label_names(labels: list[Any]) -> list[str]:
     return sorted({label if isinstance(label, str) else str(label.name) for label in labels})
+
+
+def _hit(item: dict[str, Any]) -> Any:
+    """A search result item with the attributes `_issue_ref` reads (number, html_url, title, body, labels, state,
+    user.login, pull_request)."""
+    from types import SimpleNamespace
+
+    user = item.get("user") or None
+    return SimpleNamespace(number=item["number"], html_url=item["html_url"], title=item.get("title") or "",
+                           body=item.get("body") or "", state=item.get("state") or "open",
+                           labels=[x if isinstance(x, str) else str(x.get("name")) for x in item.get("labels") or []],
+                           user=SimpleNamespace(login=user["login"]) if user else None,
+                           pull_request=item.get("pull_request"))
 
 
 def _pooled_transport() -> Any:
@@ -180,24 +194,38 @@ class GitHubForge:
         return self._issue_ref(repo, self._create(f"create an issue in {repo}", send, existing))
 
     def find_issue(self, repo: str, marker: str) -> IssueRef | None:
-        """The oldest issue whose body holds `marker`: among code3-labelled issues, then among the actor's own.
+        """The oldest issue whose body holds `marker`, among code3-labelled issues and the actor's own.
 
-        Listing, not the search API: search is eventually consistent, and a resumed publish must see the
-        issue it created a second ago.
+        Two requests whatever the repository holds: the issues updated in the last SEARCH_LAG_S seconds (a
+        listing, consistent: a resumed publish sees the issue it created a second ago), then the search API
+        (indexed, but eventually consistent: it may miss an issue younger than its indexing lag). Never a walk
+        through every issue of the repository.
         """
+        from datetime import UTC, datetime, timedelta
+
         owner, name = self._split(repo)
-        passes = [("labels", CODE3_LABEL), ("creator", None)]
-        for key, value in passes:
-            value = value or self.actor
+        since = datetime.now(UTC) - timedelta(seconds=SEARCH_LAG_S)
 
-            def fetch(page: int, key: str = key, value: str = value) -> list[Any]:
-                return self.gh.rest.issues.list_for_repo(owner, name, state="all", sort="created", direction="asc",
-                                                         per_page=PAGE_SIZE, page=page, **{key: value}).parsed_data
+        def recent(page: int) -> list[Any]:
+            return self.gh.rest.issues.list_for_repo(owner, name, state="all", since=since, sort="created",
+                                                     direction="asc", per_page=PAGE_SIZE, page=page).parsed_data
 
-            for issue in self._pages(f"list the issues of {repo}", fetch):
-                if not issue.pull_request and marker in (issue.body or ""):
-                    return self._issue_ref(repo, issue)
-        return None
+        found = [i for i in self._pages(f"list the recent issues of {repo}", recent) if self._holds(i, marker)]
+        if not found:
+            query = f'"{marker}" repo:{owner}/{name} is:issue in:body'
+
+            def search() -> list[Any]:  # read leniently: the answer's envelope changes more than its items
+                answer = self.gh.rest.search.issues_and_pull_requests(q=query, sort="created", order="asc",
+                                                                      per_page=PAGE_SIZE).json()
+                return [_hit(item) for item in answer.get("items") or []]
+
+            found = [i for i in self._call(f"search the issues of {repo}", search) if self._holds(i, marker)]
+        return self._issue_ref(repo, min(found, key=lambda i: int(i.number))) if found else None
+
+    def _holds(self, issue: Any, marker: str) -> bool:
+        """An issue (not a PR) holding `marker`, labelled code3 or opened by the actor (nobody else's claim)."""
+        return (not issue.pull_request and marker in (issue.body or "")
+                and (CODE3_LABEL in _label_names(issue.labels) or (issue.user and issue.user.login == self.actor)))
 
     def list_issues(self, repo: str) -> list[IssueRef]:
         owner, name = self._split(repo)

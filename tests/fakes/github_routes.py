@@ -24,6 +24,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", f"/repos/{R}", "get_repo"),
         ("POST", f"/repos/{R}/forks", "create_fork"),
         ("GET", f"/repos/{R}/issues", "list_issues"),
+        ("GET", "/search/issues", "search_issues"),
         ("POST", f"/repos/{R}/issues", "create_issue"),
         ("GET", f"/repos/{R}/issues/comments/(?P<cid>\\d+)", "get_comment"),
         ("PATCH", f"/repos/{R}/issues/comments/(?P<cid>\\d+)", "update_comment"),
@@ -152,12 +153,43 @@ class Endpoints:
         q = self.query
         state = q.get("state", "open")
         wanted = {label for label in q.get("labels", "").split(",") if label}
+        since = _timestamp(q["since"]) if q.get("since") else None
         items = [i for i in self.state.items[repo].values()
                  if (state == "all" or i.state == state) and wanted <= set(i.labels)
-                 and (not q.get("creator") or i.author == q["creator"])]
+                 and (not q.get("creator") or i.author == q["creator"]) and (since is None or i.updated >= since)]
         key = (lambda i: i.updated) if q.get("sort") == "updated" else (lambda i: (i.created, i.number))
         items.sort(key=key, reverse=q.get("direction", "desc") == "desc")
         return self._page(items, lambda i: self._issue_json(repo, i))
+
+    def search_issues(self) -> Answer:
+        """GET /search/issues: free-text terms (quoted or not) and the qualifiers repo:, is:, in:body, label:,
+        author:; items in the issue shape plus `score`, under total_count and incomplete_results. An item younger
+        than the stand-in's `search_lag` seconds is not indexed yet, as on GitHub."""
+        from tests.fakes.github_server import HttpError
+
+        terms, qualifiers = _search_terms(self.query.get("q", ""))
+        repos = qualifiers.get("repo", [])
+        if not repos or any(r not in self.state.items for r in repos):
+            raise HttpError(422, "Validation Failed", [{"message": "The listed users and repositories cannot be "
+                                                        "searched either because the resources do not exist or "
+                                                        "you do not have permission to view them.",
+                                                        "resource": "Search", "field": "q", "code": "invalid"}])
+        indexed_by = time.time() - float(getattr(self.fake, "search_lag", 0.0))
+        kinds = qualifiers.get("is", [])
+        found = [(repo, i) for repo in repos for i in self.state.items[repo].values()
+                 if i.created <= indexed_by and all(t.lower() in i.body.lower() for t in terms)
+                 and not ("issue" in kinds and i.pull) and not ("pr" in kinds and not i.pull)
+                 and set(qualifiers.get("label", [])) <= set(i.labels)
+                 and all(i.author == a for a in qualifiers.get("author", []))]
+        key = (lambda f: f[1].updated) if self.query.get("sort") == "updated" else (lambda f: (f[1].created,
+                                                                                                 f[1].number))
+        found.sort(key=key, reverse=self.query.get("order", "desc") == "desc")
+        per_page = min(int(self.query.get("per_page", 30)), 100)
+        page = max(int(self.query.get("page", 1)), 1)
+        items = [{**self._issue_json(repo, i), "score": 1.0} for repo, i in found[(page - 1) * per_page:
+                                                                                   page * per_page]]
+        return 200, {"total_count": len(found), "incomplete_results": False, "items": items,
+                     "search_type": "lexical"}, {}
 
     def create_issue(self, repo: str) -> Answer:
         self._repo(repo)
@@ -279,3 +311,22 @@ class Endpoints:
     def get_pull(self, repo: str, n: str) -> Answer:
         return 200, self._pull_json(repo, self._item(repo, n, pull=True)), {}
 
+
+
+def _search_terms(q: str) -> tuple[list[str], dict[str, list[str]]]:
+    """A search query's free-text terms and its qualifiers (key:value), as GitHub reads them."""
+    terms: list[str] = []
+    qualifiers: dict[str, list[str]] = {}
+    for quoted, word in re.findall(r'"([^"]*)"|(\S+)', q):
+        if word and ":" in word and not word.startswith(":"):
+            key, value = word.split(":", 1)
+            qualifiers.setdefault(key, []).append(value)
+        elif quoted or word:
+            terms.append(quoted or word)
+    return terms, qualifiers
+
+
+def _timestamp(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

@@ -3,6 +3,7 @@ board filters and pages are the database's, and a worker's tick and start load n
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,37 @@ def test_a_worker_start_and_tick_load_none_of_many_finished_bounties(tmp_path: P
         assert loads.count["EventStore.get"] >= 1 and loads.count["LocalLedger.bounty_events"] >= 1, loads.count
     finally:
         worker.close()
+
+
+def test_the_github_lookup_costs_two_requests_whatever_the_repository_holds(tmp_path: Path) -> None:
+    from adapters.github import GitHubForge
+    from domain.errors import Code, Code3Error
+    from tests.fakes.github_server import FakeGitHub, Item
+
+    token = "ghp_alice0123456789abcdefALICEtoken"
+    with FakeGitHub(tmp_path / "github", tokens={token: "alice"}) as fake:
+        fake.create_repo("alice/app")
+        day_ago = time.time() - 86400
+        for n in range(1, 251):  # old issues: outside the recent window, found by the search index only
+            fake.state.items["alice/app"][n] = Item(10_000 + n, n, f"t{n}", f"spec {n}\n{sha256_hex(str(n))}",
+                                                    ["code3"], "alice", day_ago + n, day_ago + n)
+        fake.state.items["alice/app"][251] = Item(20_000, 251, "spam", f"copy of {sha256_hex('7')}", [], "mallory",
+                                                  day_ago - 1, day_ago - 1)
+        forge = GitHubForge(token, base_url=fake.api_url, actor="alice")
+        try:
+            fake.requests.clear()
+            assert forge.find_issue("alice/app", sha256_hex("200")).number == 200
+            assert forge.find_issue("alice/app", sha256_hex("7")).number == 7  # not mallory's unlabelled copy
+            assert forge.find_issue("alice/app", sha256_hex("none")) is None
+            assert len(fake.api_requests()) == 6, fake.api_requests()  # the recent listing and a search, each
+            assert {path.split("?")[0] for _, path, _ in fake.api_requests()} == {
+                "/api/v3/repos/alice/app/issues", "/api/v3/search/issues"}
+
+            fake.search_lag = 60.0  # the index has not seen an issue created a moment ago; the recent listing has
+            created = forge.create_issue("alice/app", "new", f"fresh {sha256_hex('new')}", ["code3"], [])
+            assert forge.find_issue("alice/app", sha256_hex("new")).number == created.number
+            with pytest.raises(Code3Error) as caught:
+                forge.find_issue("alice/missing", sha256_hex("new"))
+            assert caught.value.code == Code.NOT_FOUND
+        finally:
+            forge.close()
