@@ -58,7 +58,7 @@ class Runtime:
         except Code3Error as exc:
             failed = exc.code.value
             log.info("tool %s failed: %s", decl.name, exc.code.value)
-            return error_result(decl.error_text(exc) if decl.error_text else _json(exc.as_dict()))
+            return error_result(dialects.failure(decl.handler.__module__, exc, decl.error_text))
         except MCPError as exc:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
             failed = str(exc.code)
             raise
@@ -94,10 +94,6 @@ def error_result(text: str) -> CallToolResult:
     clients validate it against the tool's output schema even on an error (the TypeScript SDK does) and
     would hide the error behind their own."""
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False)
 
 
 # --- strict arguments -------------------------------------------------------------------------------------------------

@@ -86,6 +86,25 @@ def refused_arguments(tool: str, module: str, message: str, hint: str, error_tex
             return _text({"code": "E_VALIDATION", "message": message, "hint": hint})
 
 
+def failure(module: str, exc: Any, error_text: Any = None) -> str:
+    """The text of a coded failure (a Code3Error) in the family's dialect, wherever it was raised: a refusal
+    from outside the family's own handlers (the state guard while the services are built, say) reads like the
+    family's others. Raises the JSON-RPC error for CodeNexus."""
+    match family(module):
+        case "codenexus":
+            from mcp_tools.codenexus.errors import as_mcp_error
+
+            raise as_mcp_error(exc) from None
+        case "ai-loom":
+            from mcp_tools.ai_loom.errors import LoomError
+
+            loom = exc if isinstance(exc, LoomError) else LoomError(exc.code, exc.message, exc.hint)
+            return _text(loom.as_dict())
+    if error_text is not None:
+        return str(error_text(exc))
+    return _text(exc.as_dict())
+
+
 def internal(tool: str, module: str, error_text: Any = None) -> str:
     """The text of an unexpected failure in the family's dialect (details stay in the server log); raises the
     JSON-RPC error for CodeNexus."""

@@ -200,3 +200,23 @@ def test_malformed_params_are_minus_32602_with_the_data() -> None:
         asyncio.run(error_data(SimpleNamespace(method="tools/call", request_id=1), call_next))
     assert_nexus(caught.value, -32602)
     assert "name" in caught.value.error.data["details"]
+
+
+def test_a_refusal_from_outside_a_handler_answers_in_the_familys_dialect() -> None:
+    """`mcp_tools.dialects.failure`: a coded refusal raised before a family's handler runs (the state guard
+    while the services are built) reads like that family's other failures."""
+    import json
+
+    from domain.errors import Code, Code3Error
+    from mcp_tools.reverse_spec.common import failed
+
+    refused = Code3Error(Code.PRECONDITION, "refusing Code3 state: .code3 is a link", "remove the link")
+    assert json.loads(dialects.failure("mcp_tools.lifecycle.specs", refused))["code"] == "E_PRECONDITION"
+    loom = json.loads(dialects.failure("mcp_tools.ai_loom.tools", refused))
+    assert loom == {"code": "VALIDATION_ERROR", "message": refused.message, "hint": "remove the link"}
+    assert dialects.failure("mcp_tools.reverse_spec.prepare", refused, failed("prepare")) == \
+        "prepare 失败: refusing Code3 state: .code3 is a link"
+    with pytest.raises(MCPError) as caught:
+        dialects.failure("mcp_tools.codenexus.tools", refused)
+    assert_nexus(caught.value, -32002)
+    assert "remove the link" in caught.value.error.data["details"]
