@@ -20,7 +20,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresFactory
 
-from adapters.sql import RECONNECT_S, PostgresUrl, connection_options
+from adapters.sql import RECONNECT_S, STATS_POOLS, PostgresUrl, connection_options
 
 STORE_POOL_SIZE = 2  # with the views' 1: at most 3 PostgreSQL connections per process
 
@@ -144,6 +144,7 @@ class SharedPostgresFactory(PostgresFactory):
             shared = self._shared.get(key)
             if shared is None:
                 own.pool.kwargs.update(connection_options())
+                STATS_POOLS.add(own.pool)
                 own.pool.reconnect_timeout = RECONNECT_S
                 shared = self._shared[key] = (own, [0])
             shared[1][0] += 1

@@ -22,6 +22,7 @@ import sqlite3
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -343,6 +344,23 @@ def probe(timeout: float = 3.0) -> str | None:
         except Exception as exc:
             return type(exc).__name__
     return None
+
+
+STATS_POOLS: weakref.WeakSet[Any] = weakref.WeakSet()  # psycopg pools of other adapters (the event store's)
+
+
+def connection_stats() -> dict[str, int]:
+    """This process's PostgreSQL connections, summed over its pools (for /metrics): connections opened
+    (`opened` beyond the pools' sizes are reconnections), attempts that failed, connections found broken (a
+    terminated backend, a restarted server) and those open now."""
+    totals = {"opened": 0, "failed": 0, "lost": 0, "open": 0}
+    for pool in {id(p): p for p in [*(p.pool for p in PgPool.all()), *STATS_POOLS]}.values():
+        stats = pool.get_stats()
+        totals["opened"] += stats.get("connections_num", 0)
+        totals["failed"] += stats.get("connections_errors", 0)
+        totals["lost"] += stats.get("connections_lost", 0) + stats.get("returns_bad", 0)
+        totals["open"] += stats.get("pool_size", 0)
+    return totals
 
 
 def outage_limit(env: dict[str, str] | None = None) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.keystore import Keystore
-from adapters.sql import outage_limit, watchdog
+from adapters.sql import OUTAGE, outage_limit, unreachable, watchdog
 from mcp_tools.ai_loom.tools import verify_changed
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.lifecycle.chain_sync import reconcile, sync_new_events
@@ -90,8 +90,12 @@ class Worker:
         for name, step in steps:
             try:
                 done[name] = step()
-            except Exception:
-                log.exception("worker step %s failed; it runs again next round", name)
+            except Exception as exc:
+                if unreachable(exc) and OUTAGE.seconds():  # one line per step, no traceback, while the database is away
+                    log.warning("worker step %s: the database is unreachable (%s); it runs again next round", name,
+                                type(exc).__name__)
+                else:
+                    log.exception("worker step %s failed; it runs again next round", name)
                 done[name] = -1
         return done
 

@@ -76,7 +76,7 @@ def listening(proc: subprocess.Popen[str]) -> str:
 
 def backends(database_url: str, apps: list[str]) -> dict[str, int]:
     """How many PostgreSQL connections each of `apps` holds now (pg_stat_activity by application_name)."""
-    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
+    with psycopg.connect(database_url.split("?")[0], autocommit=True, application_name="code3-test-observer") as conn:
         rows = conn.execute("SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name = ANY(%s) "
                             "GROUP BY application_name", (apps,)).fetchall()
     return {name: int(count) for name, count in rows}
@@ -84,7 +84,7 @@ def backends(database_url: str, apps: list[str]) -> dict[str, int]:
 
 def terminate(database_url: str, apps: list[str]) -> int:
     """pg_terminate_backend on the backends of `apps` only (this test's processes), never other sessions'."""
-    with psycopg.connect(database_url.split("?")[0], autocommit=True) as conn:
+    with psycopg.connect(database_url.split("?")[0], autocommit=True, application_name="code3-test-observer") as conn:
         rows = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ANY(%s) "
                             "AND pid <> pg_backend_pid()", (apps,)).fetchall()
     return sum(1 for (done,) in rows if done)
@@ -267,3 +267,30 @@ def test_a_wrong_outage_limit_stops_the_worker_before_any_work(tmp_path: Path) -
                           env={**os.environ, "CODE3_PROJECT": str(tmp_path), "CODE3_IDENTITY": "alice",
                                "CODE3_DB_OUTAGE_EXIT": "soon"})
     assert proc.returncode == 1 and "E_VALIDATION: CODE3_DB_OUTAGE_EXIT='soon'" in proc.stderr, proc.stderr
+
+
+@pytest.mark.postgres
+def test_in_one_process_the_views_and_the_store_reconnect_and_count_what_they_lost(
+        tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.event_store import open_store
+    from adapters.sql import SqlDb, connection_stats
+
+    app = f"code3-test-{uuid.uuid4().hex[:8]}-inproc"
+    monkeypatch.setenv("PGAPPNAME", app)
+    views, other, store = SqlDb.postgres_url(database_url), SqlDb.postgres_url(database_url), open_store(
+        tmp_path, database_url)
+    try:
+        assert views.query("SELECT 1") == [(1,)] and store.recorder.max_notification_id() in (0, None)
+        assert backends(database_url, [app])[app] <= MAX_CONNECTIONS, "two views and a store share their pools"
+        before = connection_stats()
+        assert terminate(database_url, [app]) >= 2
+        assert views.query("SELECT 2") == [(2,)], "the terminated connection was replaced before use"
+        with other.transaction() as cur:
+            assert cur.execute("SELECT 3").fetchone() == (3,)
+        assert store.recorder.max_notification_id() in (0, None)
+        after = connection_stats()
+        assert after["lost"] >= before["lost"] + 2 and after["opened"] >= before["opened"] + 2, (before, after)
+    finally:
+        views.close()
+        other.close()
+        store.close()
