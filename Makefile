@@ -10,7 +10,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance
+.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -54,9 +54,15 @@ race: $(VENV)/.installed
 conformance: $(VENV)/.installed
 	PY=$(abspath $(PY)) scripts/conformance.sh
 
+# The pinned corpus of real packages (PyPI, npm, Debian) into .cache/corpus (never committed).
+corpus:
+	bash scripts/fetch_corpus.sh
+
 # Every measurement, each printing ratios against a baseline measured in the same run.
-bench: $(VENV)/.installed test-tools
+bench: $(VENV)/.installed test-tools corpus
 	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.realcode
+	$(PY) -m benchmarks.realcode_prepare
 	$(PY) -m benchmarks.skeletons
 	$(PY) -m benchmarks.reverse_spec
 	$(PY) -m benchmarks.codenexus
