@@ -98,7 +98,8 @@ def measure_one(label: str, tree: Path, repomix: Path | None) -> list[Row]:
         if repomix is None:
             return [*rows, Row(f"{label}: cold first prepare over MCP ({mcp['files']} files; no repomix to compare)",
                                ours, "files/s")]
-        seconds, _size, packed = run_repomix(repomix, project, files)
+        seconds, _size, _marks = run_repomix(repomix, project, files)  # exactly these files (its `<file path=`
+        packed = len(files)  # count would also count that text inside a file, e.g. in repomix's own sources)
         theirs = packed / seconds if seconds else 0.0
         ratio = ours / theirs if theirs else 0.0
         return [*rows, Row(f"{label}: cold first prepare over MCP ({mcp['files']} files, {mcp['first page files']} "

@@ -15,6 +15,7 @@ Two hashes, for two questions:
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -74,6 +75,7 @@ def normalize_signature(signature: str) -> str:
 
 _SPACE_NEAR_PUNCT = re.compile(r"\s*([()\[\]{}<>,;:=|&*?])\s*")
 _TRAILING_COMMA = re.compile(r",(?=[)\]}>])")
+_PUNCT = operator.methodcaller("group", 1)
 
 
 def surface_signature(signature: str) -> str:
@@ -81,7 +83,8 @@ def surface_signature(signature: str) -> str:
 
     So a reformat (line breaks, spaces, a trailing comma added by a formatter) never counts as a change.
     """
-    text = _SPACE_NEAR_PUNCT.sub(r"\1", normalize_signature(signature))
+    text = _SPACE_NEAR_PUNCT.sub(_PUNCT, normalize_signature(signature))  # a C-level callable: a "\1" template
+    # is expanded in Python per match on 3.11 (a third of the API hash of a 2 700-file tree)
     return _TRAILING_COMMA.sub("", text)
 
 
