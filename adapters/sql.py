@@ -244,12 +244,15 @@ OUTAGE = Outage()
 
 
 def unreachable(exc: BaseException) -> bool:
-    """A failure to reach the server (refused, terminated backend, pool timeout), not a fault of the SQL."""
+    """A failure to reach the server (refused, terminated backend, restart, pool timeout), not a fault of the SQL
+    or a conflict (a deadlock or a lock timeout is an OperationalError too, with a SQLSTATE of its own)."""
     import psycopg
 
-    names = {c.__name__ for c in type(exc).__mro__}
-    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError) or bool(
-        names & {"OperationalError", "InterfaceError"})  # eventsourcing's wrappers of the same
+    if not isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        cause = exc.__cause__  # eventsourcing wraps psycopg's errors in its own
+        return cause is not None and cause is not exc and unreachable(cause)
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith(("08", "57P"))  # connection exceptions, shutdowns, not accepting
 
 
 class PgPool:
