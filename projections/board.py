@@ -24,7 +24,11 @@ CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TE
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS bounty_board_state_amount ON bounty_board (state, amount);
+CREATE INDEX IF NOT EXISTS bounty_board_state_id ON bounty_board (state, bounty_id);
 CREATE INDEX IF NOT EXISTS bounty_board_state_deadline ON bounty_board (state, deadline);
+CREATE INDEX IF NOT EXISTS bounty_board_state_cooling ON bounty_board (state, cooling_until);
+CREATE INDEX IF NOT EXISTS bounty_board_state_per_effort ON bounty_board
+    (state, (amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)));
 CREATE INDEX IF NOT EXISTS bounty_board_repo ON bounty_board (repo, state);
 CREATE INDEX IF NOT EXISTS bounty_board_asset ON bounty_board (asset, state);
 """
@@ -120,14 +124,15 @@ def _bounty_ids(cur: Cursor, originator_id: Any, bounty_id: str) -> None:
 LIVE = (Status.OPEN.name, Status.STARTED.name, Status.PR_SUBMITTED.name, Status.MERGED.name,
         Status.COOLING_DOWN.name)  # what can still change; PAID and CANCELLED are final
 MAX_BIGINT = 2**63 - 1
+PER_EFFORT = "amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)"  # as bounty_board_state_per_effort
 
 
 def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = (), order: str = "bounty_id",
-         limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
+         limit: int | None = None, offset: int = 0, source: str = "bounty_board") -> list[dict[str, Any]]:
     """Board rows; the filter, the order and the page are the database's work (indexed), never Python's."""
     views.ensure(SCHEMA)
     page = " LIMIT ? OFFSET ?" if limit is not None else ""
-    found = views.query(f"SELECT {COLUMNS} FROM bounty_board {where} ORDER BY {order}{page}",
+    found = views.query(f"SELECT {COLUMNS} FROM {source} {where} ORDER BY {order}{page}",
                         (*params, limit, offset) if limit is not None else params)
     names = [c.strip() for c in COLUMNS.split(",")]
     result = []
@@ -159,11 +164,16 @@ def best_open(views: SqlDb, min_amount: int, exclude_sponsor: str, per_effort: b
     or amount per unit of effort; ties: the oldest bounty): one page, ranked by the database."""
     if min_amount > MAX_BIGINT:
         return []
-    where, params = _filters((Status.OPEN.name, Status.STARTED.name), None, None, min_amount)
-    where += ["task_id IS NOT NULL", "sponsor <> ?"]
-    score = "amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)" if per_effort else "amount"
-    return rows(views, "WHERE " + " AND ".join(where), (*params, exclude_sponsor),
-                order=f"{score} DESC, CAST(bounty_id AS BIGINT) ASC", limit=limit, offset=offset)
+    where, params = _filters((), None, None, min_amount)
+    where += ["state = ?", "task_id IS NOT NULL", "sponsor <> ?"]
+    score = PER_EFFORT if per_effort else "amount"
+    # one ranked, limited read per state, so the largest amounts come from the (state, amount) index
+    best = (f"SELECT {COLUMNS}, {score} AS rank_score, CAST(bounty_id AS BIGINT) AS rank_id FROM bounty_board "
+            f"WHERE {' AND '.join(where)} ORDER BY {score} DESC, CAST(bounty_id AS BIGINT) ASC LIMIT ?")
+    states = (Status.OPEN.name, Status.STARTED.name)
+    source = " UNION ALL ".join(f"SELECT * FROM ({best}) AS s{k}" for k in range(len(states)))
+    return rows(views, "", tuple(x for state in states for x in (*params, state, exclude_sponsor, limit + offset)),
+                order="rank_score DESC, rank_id ASC", limit=limit, offset=offset, source=f"({source}) AS ranked")
 
 
 def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_amount: int

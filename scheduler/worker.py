@@ -52,7 +52,7 @@ class Worker:
         self._reanchored_at: float | None = None
         self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
         self.reconcile_page = RECONCILE_PAGE
-        self._reconciled_after: str | None = None  # the last bounty id of the rolling pass
+        self._reconciling: tuple[int, str | None] = (0, None)  # the rolling pass: (index in board.LIVE, last id)
 
     def services_for(self, address: str | None) -> Services | None:
         """Services acting as `address` when the keystore holds its key (auto-claim for local winners)."""
@@ -103,8 +103,10 @@ class Worker:
         """Compare the next page of live bounties (the board's, in id order) with the chain, adopting the chain's
         state where they differ: a rolling full pass whose cost per tick is one page, whatever the store holds.
         Final bounties (paid, cancelled) cannot change on chain; new chain events come through the cursor."""
-        page = board.query(self.s.views, board.LIVE, limit=self.reconcile_page, after=self._reconciled_after)
-        self._reconciled_after = page[-1]["bounty_id"] if len(page) == self.reconcile_page else None
+        at, after = self._reconciling  # one state at a time, so the page is a range of the (state, id) index
+        page = board.query(self.s.views, (board.LIVE[at],), limit=self.reconcile_page, after=after)
+        full = len(page) == self.reconcile_page
+        self._reconciling = (at, page[-1]["bounty_id"]) if full else ((at + 1) % len(board.LIVE), None)
         corrected = 0
         for row in page:
             bounty = sync_bounty(self.s, row["bounty_id"])

@@ -144,7 +144,7 @@ def test_a_worker_start_and_tick_load_none_of_many_finished_bounties(tmp_path: P
         # the spy sees loads: a live bounty is compared with the chain on the rolling pass
         seed(world := open_world(tmp_path / "project", tmp_path / "home", database_url), 1, states=("open",))
         world.close()
-        assert worker.tick()["reconciled"] == 0, "nothing disagrees"
+        assert all(worker.tick()["reconciled"] == 0 for _ in board.LIVE), "nothing disagrees"  # a whole rotation
         assert loads.count["EventStore.get"] >= 1 and loads.count["LocalLedger.bounty_events"] >= 1, loads.count
     finally:
         worker.close()
@@ -182,3 +182,30 @@ def test_the_github_lookup_costs_two_requests_whatever_the_repository_holds(tmp_
             assert caught.value.code == Code.NOT_FOUND
         finally:
             forge.close()
+
+
+def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(tmp_path: Path) -> None:
+    from domain.bounty import Bounty
+    from domain.contract import Status
+
+    world = open_world(tmp_path / "project", tmp_path / "home")
+    try:
+        seed(world, 12, states=("paid", "open", "started", "cancelled"))
+        live = [r["bounty_id"] for r in board.query(world.sponsor.views, board.LIVE)]
+        assert len(live) == 6
+        target = board.query(world.sponsor.views, ("OPEN",))[-1]["bounty_id"]
+        store = world.sponsor.store
+        bounty = store.get(Bounty, Bounty.create_id(target))
+        bounty._accepted(worker="0xforged", coords={"tx_hash": "0xnone", "version": 10**9, "index": 0})
+        store.save(bounty)
+    finally:
+        world.close()
+    settings = Settings(project=tmp_path / "project", home=tmp_path / "home", identity="alice", resolver="alice")
+    worker = wiring.worker(settings)
+    worker.reconcile_page = 2
+    try:
+        corrected = sum(worker.tick()["reconciled"] for _ in range(2 * len(board.LIVE) + 2))
+        fixed = worker.s.store.get(Bounty, Bounty.create_id(target))
+        assert corrected == 1 and fixed.workers == [] and fixed.status is Status.OPEN
+    finally:
+        worker.close()
