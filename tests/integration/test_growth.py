@@ -102,6 +102,10 @@ def test_best_open_ranks_as_accept_best_task_did_by_hand(seeded: World) -> None:
     assert [r["bounty_id"] for r in board.best_open(views, 0, me, True, 100)] == [r["bounty_id"] for r in by_effort]
     assert [r["bounty_id"] for r in board.best_open(views, 0, me, False, 3, 3)] == [
         r["bounty_id"] for r in by_amount[3:6]]
+    floor = by_amount[2]["amount"]
+    assert [r["bounty_id"] for r in board.best_open(views, floor, me, True, 100)] == [
+        r["bounty_id"] for r in by_effort if r["amount"] >= floor]
+    assert board.best_open(views, 2**64, me, False, 100) == []
     assert board.best_open(views, 0, seeded.sponsor.signer.address, False, 100) == []  # never one's own bounty
 
 
