@@ -39,20 +39,112 @@ def _chain(node: Node | None) -> tuple[list[Node], Node | None]:
     return targets, node
 
 
-def _assignments(src: Source, statements: list[Node]) -> list[tuple[Node, list[str], Node | None]]:
-    """(statement, assigned target texts, value) for each top-level assignment or declarator chain."""
+def _assignments(src: Source, statements: list[Node],
+                 renames: dict[str, str] | None = None) -> list[tuple[Node, list[str], Node | None]]:
+    """(statement, assigned target texts, value) for each top-level assignment or declarator chain.
+
+    `(freeModule.exports = _)._ = _` is two: `freeModule.exports = _` and `_._ = _`; a target starting with a
+    guarded alias (`renames`: freeModule → module) is spelled with what it stands for."""
+    renames = renames or {}
+
+    def text(target: Node) -> str:
+        t = src.text(target)
+        head, dot, rest = t.partition(".")
+        return renames[head] + dot + rest if head in renames else t
+
     out = []
     for stmt in statements:
         if stmt.type == "expression_statement" and stmt.named_child_count:
-            targets, value = _chain(stmt.named_children[0])
-            if targets:
-                out.append((stmt, [src.text(t) for t in targets], value))
+            pending = [stmt.named_children[0]]
+            while pending:
+                targets, value = _chain(pending.pop())
+                texts = []
+                for t in targets:
+                    inner = _unparen(t.child_by_field_name("object")) if t.type == "member_expression" else None
+                    if inner is not None and inner.type == "assignment_expression":  # (a = v).p = w
+                        pending.append(inner)
+                        v = _chain(inner)[1]
+                        texts.append(f"{src.text(v) if v is not None else ''}.{src.field_text(t, 'property')}")
+                    else:
+                        texts.append(text(t))
+                if targets:
+                    out.append((stmt, texts, value))
         elif stmt.type in ("lexical_declaration", "variable_declaration"):
             for d in stmt.named_children:
                 name = d.child_by_field_name("name") if d.type == "variable_declarator" else None
                 if name is not None and name.type == "identifier":
                     targets, value = _chain(d.child_by_field_name("value"))
-                    out.append((stmt, [src.text(name), *(src.text(t) for t in targets)], value))
+                    out.append((stmt, [src.text(name), *(text(t) for t in targets)], value))
+    return out
+
+
+def _body(src: Source, statements: list[Node]) -> list[Node]:
+    """The statements Node runs when it loads the file, as a reader takes them: an immediately invoked wrapper's
+    body (`;(function() { … }.call(this));`, `(function () { … })()`, `!function () { … }()`) is the module body,
+    and both branches of a top-level `if` count (`else if (freeModule) { (freeModule.exports = _)._ = _; }`: the
+    guards test the environment, the assignment is what Node runs)."""
+    out: list[Node] = []
+    for stmt in statements:
+        if stmt.type == "if_statement":
+            branches = [stmt.child_by_field_name("consequence"), stmt.child_by_field_name("alternative")]
+            for branch in branches:
+                if branch is not None and branch.type == "else_clause":
+                    branch = branch.named_children[0] if branch.named_child_count else None
+                if branch is not None:
+                    out += _body(src, list(branch.named_children) if branch.type == "statement_block" else [branch])
+            continue
+        expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else None
+        if expr is not None and expr.type == "unary_expression" and expr.named_child_count:
+            expr = expr.named_children[-1]
+        fn = _invoked(src, _unparen(expr))
+        body = fn.child_by_field_name("body") if fn is not None else None
+        if body is not None and body.type == "statement_block":
+            out += _body(src, list(body.named_children))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _invoked(src: Source, call: Node | None, local: dict[str, Node] | None = None) -> Node | None:
+    """The function a call runs when it is written in the file: `(function () {…})()`, `function () {…}.call(this)`,
+    or a local function by name (`runInContext()` with `var runInContext = (function runInContext(context) {…})`)."""
+    if call is None or call.type != "call_expression":
+        return None
+    fn = _unparen(call.child_by_field_name("function"))
+    if fn is not None and fn.type == "member_expression" and src.field_text(fn, "property") in ("call", "apply"):
+        fn = _unparen(fn.child_by_field_name("object"))
+    if fn is not None and fn.type == "identifier" and local is not None:
+        fn = _unparen(local.get(src.text(fn)))
+    if fn is not None and fn.type in (*FUNCTIONS, "function_declaration"):
+        return fn
+    return None
+
+
+def _returned(src: Source, fn: Node) -> tuple[list[Node], Node, Node] | None:
+    """(body statements, the last top-level `return x;`, x) of a function, else None."""
+    body = fn.child_by_field_name("body")
+    if body is None or body.type != "statement_block":
+        return None
+    for stmt in reversed(body.named_children):
+        if stmt.type == "return_statement" and stmt.named_child_count:
+            return list(body.named_children), stmt, stmt.named_children[0]
+    return None
+
+
+def _guards(src: Source, local: dict[str, Node]) -> dict[str, str]:
+    """Names bound to `module` or `exports` behind environment checks: `var freeModule = freeExports &&
+    typeof module == 'object' && module && !module.nodeType && module` → {"freeModule": "module"}."""
+    out: dict[str, str] = {}
+    for _ in range(2):  # freeModule's chain names freeExports
+        for name, value in local.items():
+            node = _unparen(value)
+            while node is not None and node.type == "binary_expression" and src.field_text(node, "operator") == "&&":
+                node = _unparen(node.child_by_field_name("right"))
+            if node is not None and node.type == "identifier" and name not in ("module", "exports"):
+                target = src.text(node)
+                target = out.get(target, target)
+                if target in ("module", "exports") and node is not _unparen(value):
+                    out[name] = target
     return out
 
 
@@ -108,7 +200,7 @@ def _prototype_members(src: Source, statements: list[Node], local: dict[str, Nod
             targets, value = _chain(expr)
             for t in targets:
                 owner, _, prop = src.text(t).rpartition(".prototype.")
-                if owner.isidentifier() and prop.isidentifier():
+                if owner.isidentifier() and prop.isidentifier() and prop != "constructor":  # Node's own default
                     body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
                     sig = src.signature(stmt, body, "=") if body is not None else f"{src.text(t)} = …"
                     kind = "method" if _kind(value) == "function" else "field"
@@ -179,23 +271,41 @@ def _plain_object(src: Source, value: Node | None) -> bool:
     (lodash's `var baseEach = createBaseEach(baseForOwn); module.exports = baseEach`): "export=" it stays."""
     if value is None:
         return False
+    if value.type == "binary_expression" and src.field_text(value, "operator") in ("||", "??"):
+        # either side: `nativeIsBuffer || stubFalse` (lodash's isBuffer) may be callable; an `a && b` guard chain
+        # (`typeof global == 'object' && global && global.Object === Object && global`) stays a value
+        return all(_plain_object(src, _unparen(value.child_by_field_name(side))) for side in ("left", "right"))
     if value.type in ("object", "new_expression", "array", "string", "number", "template_string", "regex",
-                      "binary_expression", "unary_expression"):  # `a && b`, `typeof x`: values, not functions
-        return True
+                      "binary_expression", "unary_expression", "true", "false", "null", "undefined"):
+        return True  # `a + b`, `typeof x`: values, not functions
     return value.type == "call_expression" and src.field_text(value, "function") == "Object.create"
 
 
-def exports(src: Source, statements: list[Node],
-            declare: Callable[[Node, Node], list[Export]]) -> tuple[list[Export], str | None]:
+def _wrapped_require(src: Source, value: Node | None, local: dict[str, Node]) -> str | None:
+    """`convert(require('../array'))`: the specifier of the one required module a call is given, else None."""
+    args = value.child_by_field_name("arguments") if value is not None and value.type == "call_expression" else None
+    if args is None or args.named_child_count != 1 or require_spec(src, value) is not None:
+        return None
+    arg = args.named_children[0]
+    return require_spec(src, local.get(src.text(arg), arg) if arg.type == "identifier" else arg)
+
+
+def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node], list[Export]],
+            returned: tuple[Node, Node] | None = None, depth: int = 0) -> tuple[list[Export], str | None]:
     """The CommonJS exports of a file, and the specifier it re-exports whole (`module.exports = require(…)`).
 
-    `declare(decl, span)` is the ES declaration reader (a class's members come from it)."""
-    assigns = _assignments(src, statements)
+    `declare(decl, span)` is the ES declaration reader (a class's members come from it). `returned` (the return
+    statement and its value) reads a function's body instead, for what its call returns: `module.exports = _` with
+    `var _ = runInContext()` exports what runInContext's `return lodash;` hands back, `lodash.chunk = chunk` …"""
+    statements = _body(src, statements)
     local = _locals(src, statements)
+    assigns = _assignments(src, statements, _guards(src, local))
     aliases = {"exports", _ROOT}
-    root: tuple[Node, Node | None] | None = None
+    root: tuple[Node, Node | None] | None = returned
+    if returned is not None and returned[1].type == "identifier":
+        aliases.add(src.text(returned[1]))
     for stmt, targets, value in assigns:
-        if _ROOT in targets:
+        if _ROOT in targets and returned is None:
             root = (stmt, value)
             aliases.update(t for t in targets if t.isidentifier())
             if value is not None and value.type == "identifier":
@@ -206,8 +316,14 @@ def exports(src: Source, statements: list[Node],
     if root is not None:
         stmt, value = root
         target = local.get(src.text(value), value) if value is not None and value.type == "identifier" else value
+        target = _unparen(target)
         reexport = require_spec(src, target)  # module.exports = require("./m"), or a name bound to that
-        if target is not None and target.type == "object":  # module.exports = {…}, or a name bound to one
+        fn = _invoked(src, target, local) if depth < 3 else None
+        result = _returned(src, fn) if fn is not None else None
+        if result is not None:  # the call of a function written here: what it returns, read in its body
+            body, ret, ret_value = result
+            out += exports(src, body, declare, (ret, ret_value), depth + 1)[0]
+        elif target is not None and target.type == "object":  # module.exports = {…}, or a name bound to one
             for p in target.named_children:
                 key = (p.child_by_field_name("key") or p.child_by_field_name("name")) if p.type in (
                     "pair", "method_definition") else p
@@ -221,6 +337,8 @@ def exports(src: Source, statements: list[Node],
             sig = src.signature(target, target.child_by_field_name("body"), "{")
             doc = (_doc(src, target) if target is not value else None) or _doc(src, stmt)  # the declaration's first
             out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc, members=members))
+        elif reexport is None and (wrapped := _wrapped_require(src, target, local)) is not None:
+            reexport = wrapped  # module.exports = convert(require('../array')): that module, handed on
         elif reexport is None and value is not None and not _plain_object(src, target):
             out.append(export("export=", "other", stmt, f"module.exports = {src.signature(value)}"[:200]))
     prototype_members = _prototype_members(src, statements, local)
@@ -231,6 +349,7 @@ def exports(src: Source, statements: list[Node],
         for a in sorted(aliases):
             members += prototype_members.get(a, [])
     position = {e.name: i for i, e in enumerate(out)}
+    selves: set[str] = set()  # names whose value is module.exports itself: `(module.exports = _)._ = _`
     for stmt, targets, value in assigns:
         for t in targets:
             obj, _, prop = t.rpartition(".")
@@ -239,6 +358,8 @@ def exports(src: Source, statements: list[Node],
             body = value.child_by_field_name("body") if value is not None and value.type in FUNCTIONS else None
             sig = src.signature(stmt, body, "=") if body is not None else f"{t} = …"
             bound = src.text(value) if value is not None and value.type == "identifier" else ""
+            if bound in aliases:
+                selves.add(prop)
             own = prototype_members.get(bound, [])  # exports.AsyncSubject = AsyncSubject (an ES5 class)
             kind = "class" if own else _kind(local.get(bound, value))
             e = export(prop, kind, stmt, sig, _doc(src, stmt), members=_unique_members(own))
@@ -257,6 +378,9 @@ def exports(src: Source, statements: list[Node],
         for i, e in enumerate(out):
             if e.name == "export=":
                 out[i] = e.model_copy(update={"members": _unique_members([*e.members, *members])})
+    own = next((e.members for e in out if e.name == "export="), [])
+    if own and selves:
+        out = [e.model_copy(update={"members": own}) if e.name in selves and not e.members else e for e in out]
     return out, reexport
 
 
