@@ -36,19 +36,23 @@ _QUOTED = re.compile(r"([\"'`])([A-Za-z0-9+/=_\-.~]{20,})\1")
 _SECRET_ASSIGN = re.compile(r"(?i)\b(?=\w*?(?:secret|token|passw(?:or)?d|api_?key|private_?key|auth))(\w++)"
                             r"(\s*[:=]\s*)([\"'])([^\"'\n]{8,})\3")
 ENTROPY_THRESHOLD = 4.0
-# What any pattern above needs somewhere in the text (a superset): a lowercase anchor, or a quote opening a run
-# of 20 token characters. A text without any has nothing to redact, found with substring checks instead of
-# twelve substitutions (skeletons redact every signature and doc comment of a tree). A new pattern adds its
-# anchor here; tests/unit/test_redact_prefilter.py checks the answers are the same with and without it.
+# What any pattern above needs somewhere in the text (a superset): a token format's anchor, a secret's name
+# with a quote (secret-named assignments assign a quoted value), or a quote opening a run of 20 token
+# characters. A text without any has nothing to redact, found with substring checks on the casefolded text
+# instead of twelve substitutions (skeletons redact every signature and doc comment of a tree). A new pattern
+# adds its anchor here; tests/unit/test_redact_prefilter.py checks the answers are the same with and without.
 _ANCHORS = ("-----begin", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "asia", "abia", "acca",
-            "sk-", "xox", "aiza", "k_live_", "k_test_", "eyj", "aws_secret_access_key", "secret", "token", "passw",
-            "apikey", "api_key", "privatekey", "private_key", "auth")
+            "sk-", "xox", "aiza", "k_live_", "k_test_", "eyj", "aws_secret_access_key")
+_NAMES = ("secret", "token", "passw", "apikey", "api_key", "privatekey", "private_key", "auth")
 _QUOTED_RUN = re.compile(r"[\"'`][A-Za-z0-9+/=_\-.~]{20}")
 
 
 def might_hold_secret(text: str) -> bool:
     lowered = text.casefold()  # as (?i) matches: the long s is an s, the Kelvin sign a k
-    return any(anchor in lowered for anchor in _ANCHORS) or _QUOTED_RUN.search(text) is not None
+    if any(anchor in lowered for anchor in _ANCHORS):
+        return True
+    quoted = '"' in text or "'" in text
+    return (quoted and any(name in lowered for name in _NAMES)) or _QUOTED_RUN.search(text) is not None
 
 
 def shannon_entropy(text: str) -> float:

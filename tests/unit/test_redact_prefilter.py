@@ -20,6 +20,7 @@ PIECES = [
     'db_password = "hunter2-prod!"', 'Token: "abcdefgh1234"', 'myAuthHeader = "Zq8Lw2Nv5Rt9"',
     '"Zq8Lw2Nv5Rt9Xk3Hb7Jm1Pc4Fg6Ds0Ay"', "'0123456789abcdef0123456789abcdef'", "`Zq8Lw2Nv5Rt9Xk3Hb7Jm1Pc4Fg`",
     '\u017fecret = "hunter2-prod!"', 'private_\u212aey = "hunter2-prod!"',  # (?i): the long s, the Kelvin sign
+    "my_token = abcdefgh12345", "authToken: string",
     "def f(x: int) -> int:", "class Shape:", '"""A doc comment."""', "return x + 1", "import os", "// note",
     '"src/components/user_profile_card.tsx"', "claude-sonnet-4-5-20250929", "-----", "gh", "sk", "eyJ", "xo",
 ]
