@@ -49,7 +49,7 @@ class MergedSummary(TypedDict):
     hash: str  # over the files' content hashes
     skeletonHash: str  # over the API surface
     files: int
-    exports: int
+    exports: int  # API exports: test files' are left out (domain/module_scope.py), as from skeletonHash
     languages: dict[str, int]
     skipped: dict[str, int]
     internalImports: list[str]

@@ -32,7 +32,7 @@ from adapters.paths import PathRefused
 from adapters.private_files import private_dir, write_private
 from domain.errors import Code, Code3Error
 from domain.module_graph import ModuleGraph, api_hash, build
-from domain.module_scope import below, normal
+from domain.module_scope import api_files, below, normal
 from domain.skeleton import MergedSkeleton
 from domain.spec_document import SpecFormatError, parse_front, render_front
 from mcp_tools import answer_size
@@ -91,7 +91,8 @@ def render_index(root: str, graph: ModuleGraph, keys: dict[str, str], specs: dic
         files = graph.files[module]
         deps = ", ".join(f"`{d}`" for d in sorted(graph.deps[module])) or "—"
         spec = f"[{Path(specs[module]).name}]({Path(specs[module]).name})" if module in specs else "—"
-        rows.append(f"| {i} | `{module}` | {len(files)} | {sum(len(f.exports) for f in files)} | {deps} | {spec} |")
+        exports = sum(len(f.exports) for f in api_files(files))  # test files are not API
+        rows.append(f"| {i} | `{module}` | {len(files)} | {exports} | {deps} | {spec} |")
     ids = {m: f"m{i}" for i, m in enumerate(graph.order)}
     mermaid = ["graph LR", *(f'    {ids[m]}["{m}"]' for m in graph.order)]
     mermaid.extend(f"    {ids[m]} --> {ids[d]}" for m in graph.order for d in sorted(graph.deps[m]))

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from domain.module_graph import api_hash
+from domain.module_scope import api_files
 from domain.skeleton import MergedSkeleton
 from mcp_tools import answer_size
 from mcp_tools.declare import tool
@@ -37,7 +38,7 @@ def summary(merged: MergedSkeleton) -> MergedSummary:
     inside = {f.path for f in merged.files}
     return {
         "root": merged.root, "hash": merged.hash, "skeletonHash": api_hash(merged.files), "files": len(merged.files),
-        "exports": sum(len(f.exports) for f in merged.files),
+        "exports": sum(len(f.exports) for f in api_files(merged.files)),  # test files are not API
         "languages": dict(sorted(Counter(f.language for f in merged.files).items())),
         "skipped": dict(merged.skipped),
         "internalImports": sorted({i.resolved for f in merged.files for i in f.imports

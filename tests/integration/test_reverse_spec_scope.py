@@ -324,3 +324,15 @@ def test_a_context_dropping_thousands_of_files_lists_twenty_and_one_entry_for_th
     assert whole[-1]["label"] == f"{more} more, dropped last first: from m/f{1499 - MAX_LISTED:04d}.py back to " \
                                  f"m/f{kept:04d}.py"
     assert all(isinstance(d["estimatedTokens"], int) and d["estimatedTokens"] > 0 for d in whole)
+
+
+def test_prepare_and_the_batch_index_count_api_exports_without_tests(s: Services, project: Path) -> None:
+    from mcp_tools.reverse_spec.prepare import prepare_answer
+
+    write(project, {"m/api.py": "def api() -> None:\n    pass\n",
+                    "m/test_api.py": "def test_api() -> None:\n    pass\n\n\ndef test_more() -> None:\n    pass\n"})
+    answer = prepare_answer(s, "m")
+    assert answer["mergedSkeleton"]["files"] == 2 and answer["mergedSkeleton"]["exports"] == 1
+    assert len(answer["skeletons"][1]["exports"]) == 2  # the test file's skeleton itself is whole
+    run_batch(s)
+    assert "| 1 | `m` | 2 | 1 |" in (project / "specs/_index.spec.md").read_text()
