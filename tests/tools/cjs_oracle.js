@@ -1,7 +1,7 @@
 // What Node itself says of CommonJS files (issue 19): for each file given, the names it exports and the files its
 // require() calls resolve to. Run: node cjs_oracle.js <typescript dir> <package root> files…  → JSON
 //   {path: {exports: [names], members: {name: [names]}, homes: {name: path}, reexports: path | null,
-//    edges: [paths], spelled: [names]}}
+//    edges: [paths], spelled: [names], spelledMembers: [owner.name], constructors: {name: function name}}}
 // - exports: Object.keys(require(file)) (own enumerable keys, as a consumer sees them) as soon as the file has
 //   loaded, plus "export=" when module.exports is itself callable (module.exports = function …);
 // - members: for each export that is a constructor (a function whose prototype has own properties besides
@@ -16,6 +16,12 @@
 //   `x.name = …`, keys of object literals that are not call arguments (a defineProperty descriptor's `get:` is
 //   not a name), class members, the string second argument of a call (`defineProperty(req, "ip", …)`). A name
 //   Node lists that the file never spells so was made by a computed key (`app[method] = …` in a loop).
+// - spelledMembers: where the file spells a member: "X.name" for `X.prototype.name = …`, `X.prototype = {name: …}`
+//   and `defineProperty(X.prototype, "name", …)` (a member of the constructor named X: `constructors` gives each
+//   exported constructor's own name), "*.name" for a class member; a plain `x.name = …`, another object literal's
+//   key or call's string argument spell a static property or a value, no member. lodash's `lodash.chunk = chunk` spells chunk as a static,
+//   `LazyWrapper.prototype.compact = …` a member of LazyWrapper; lodash's prototype gets both from
+//   `mixin(lodash, lodash)` at run time (`object.prototype[methodName] = …`), names no reader can list.
 // Paths are relative to the package root. Nothing here reaches the network: the packages are plain libraries.
 "use strict";
 const Module = require("module");
@@ -30,21 +36,41 @@ const files = process.argv.slice(4).map((f) => fs.realpathSync(path.resolve(root
 function spelled(file) {
   const sf = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   const names = new Set();
+  const members = new Set();
   const nameOf = (n) => n && (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isPrivateIdentifier(n)) ? n.text : null;
+  // `X.prototype` → "X" (the constructor whose members it holds; "*" when X is no plain name), else null
+  const owner = (n) => {
+    if (!ts.isPropertyAccessExpression(n) || n.name.text !== "prototype") return null;
+    const ctor = n.expression;
+    return ts.isIdentifier(ctor) ? ctor.text : ts.isPropertyAccessExpression(ctor) ? ctor.name.text : "*";
+  };
   const visit = (node) => {
     if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
-        ts.isPropertyAccessExpression(node.left)) names.add(node.left.name.text);
-    if (ts.isObjectLiteralExpression(node) && !(node.parent && ts.isCallExpression(node.parent))) {
-      for (const p of node.properties) { const n = nameOf(p.name); if (n) names.add(n); }
+        ts.isPropertyAccessExpression(node.left)) {
+      names.add(node.left.name.text);
+      const proto = owner(node.left.expression);
+      if (proto) members.add(`${proto}.${node.left.name.text}`);
     }
-    if (ts.isClassLike(node)) for (const m of node.members) { const n = nameOf(m.name); if (n) names.add(n); }
+    if (ts.isObjectLiteralExpression(node) && !(node.parent && ts.isCallExpression(node.parent))) {
+      const proto = ts.isBinaryExpression(node.parent) && node.parent.right === node ? owner(node.parent.left) : null;
+      for (const p of node.properties) {
+        const n = nameOf(p.name);
+        if (n) names.add(n);
+        if (n && proto) members.add(`${proto}.${n}`);  // X.prototype = {n: …}
+      }
+    }
+    if (ts.isClassLike(node)) {
+      for (const m of node.members) { const n = nameOf(m.name); if (n) { names.add(n); members.add(`*.${n}`); } }
+    }
     if (ts.isCallExpression(node) && node.arguments.length >= 2 && ts.isStringLiteral(node.arguments[1])) {
       names.add(node.arguments[1].text);
+      const proto = owner(node.arguments[0]);  // defineProperty(X.prototype, "n", …)
+      if (proto) members.add(`${proto}.${node.arguments[1].text}`);
     }
     ts.forEachChild(node, visit);
   };
   visit(sf);
-  return [...names].sort();
+  return { names: [...names].sort(), members: [...members].sort() };
 }
 const rel = (f) => path.relative(root, f).split(path.sep).join("/");
 const inside = (f) => f.startsWith(root + path.sep) && !rel(f).split("/").includes("node_modules");
@@ -113,11 +139,13 @@ for (const f of files) {
   const value = loaded.get(f);
   const m = require.cache[f];
   if (value instanceof Error || !m || !snapshots.has(f)) {
-    out[rel(f)] = { error: String(value), exports: [], members: {}, reexports: null, edges: [], spelled: [] };
+    out[rel(f)] = { error: String(value), exports: [], members: {}, reexports: null, edges: [], spelled: [],
+                   spelledMembers: [], constructors: {} };
     continue;
   }
   const owner = owners.get(m.exports);
   const { names, values, members } = snapshots.get(f);
+  const written = spelled(f);
   const homes = {};  // export name → the package file whose module.exports it is (where its members are spelled)
   for (const n of Object.keys(members)) {
     const home = owners.get(values[n]);
@@ -129,7 +157,9 @@ for (const f of files) {
     homes,
     reexports: owner && owner !== f ? rel(owner) : null,
     edges: [...(edges.get(f) || [])].map(rel).sort(),
-    spelled: spelled(f),
+    spelled: written.names,
+    spelledMembers: written.members,
+    constructors: Object.fromEntries(Object.keys(members).map((n) => [n, values[n].name || ""])),
   };
 }
 process.stdout.write(JSON.stringify(out));

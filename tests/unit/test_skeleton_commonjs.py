@@ -153,3 +153,89 @@ def test_es5_classes_as_typescript_compiles_them_to_commonjs(tmp_path: Path) -> 
     subject = by_name["BehaviorSubject"]
     assert subject.kind == "class" and subject.signature == "exports.BehaviorSubject = …"
     assert {m.name: m.kind for m in subject.members} == {"value": "property", "getValue": "method"}
+
+
+def test_an_immediately_invoked_wrapper_is_the_module_body_and_environment_guards_count(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {"core.js": (
+        ";(function() {\n"
+        "  var freeExports = typeof exports == 'object' && exports && !exports.nodeType && exports;\n"
+        "  var freeModule = freeExports && typeof module == 'object' && module && !module.nodeType && module;\n"
+        "  function lodash(value) { return value; }\n"
+        "  function chunk(array, size) { return []; }\n"
+        "  lodash.chunk = chunk;\n"
+        "  lodash.VERSION = '1.0';\n"
+        "  lodash.prototype.value = function wrapperValue() {};\n"
+        "  lodash.prototype.constructor = lodash;\n"
+        "  if (typeof define == 'function' && define.amd) {\n"
+        "    root._ = lodash;\n"
+        "  } else if (freeModule) {\n"
+        "    (freeModule.exports = lodash)._ = lodash;\n"
+        "    freeExports._ = lodash;\n"
+        "  }\n"
+        "}.call(this));\n"),
+        "bang.js": "!function () {\n  module.exports = { a: 1 };\n}();\n",
+        "plain.js": "(function () {\n  exports.b = function b() {};\n})();\n"})
+    by_name = {e.name: e for e in sk["core.js"].exports}
+    assert set(by_name) == {"export=", "chunk", "VERSION", "_"}  # root._ is a global, not the module's
+    assert (by_name["export="].kind, by_name["chunk"].kind) == ("function", "function")
+    assert [m.name for m in by_name["export="].members] == ["value"]  # constructor is Node's own default
+    assert [m.name for m in by_name["_"].members] == ["value"]  # `_` is module.exports itself
+    assert [e.name for e in sk["bang.js"].exports] == ["a"]
+    assert [(e.name, e.kind) for e in sk["plain.js"].exports] == [("b", "function")]
+
+
+def test_the_result_of_calling_a_local_function_exports_what_it_returns(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {
+        "lodash.js": (
+            "var runInContext = (function runInContext(context) {\n"
+            "  function lodash(value) {}\n"
+            "  function helper() { return 1; }\n"
+            "  lodash.chunk = function chunk(array) {};\n"
+            "  lodash.runInContext = runInContext;\n"
+            "  lodash.prototype.at = function wrapperAt() {};\n"
+            "  return lodash;\n"
+            "});\n"
+            "var _ = runInContext();\n"
+            "module.exports = _;\n"),
+        "api.js": "function make() {\n  var out = {};\n  out.get = function get() {};\n  return out;\n}\n"
+                  "module.exports = make();\n",
+        "literal.js": "module.exports = (function () { return { a: 1, b: function () {} }; }());\n",
+        "instance.js": "function build() { return new Map(); }\nmodule.exports = build();\n",
+        "opaque.js": "var made = createThing(1);\nmodule.exports = made;\n"})
+    by_name = {e.name: e for e in sk["lodash.js"].exports}
+    assert set(by_name) == {"export=", "chunk", "runInContext"}
+    assert by_name["export="].kind == "function"
+    assert [m.name for m in by_name["export="].members] == ["at"]
+    assert [e.name for e in sk["api.js"].exports] == ["get"]
+    assert {e.name: e.kind for e in sk["literal.js"].exports} == {"a": "variable", "b": "function"}
+    assert sk["instance.js"].exports == []  # an object Node would not call, with no keys
+    assert [(e.name, e.kind) for e in sk["opaque.js"].exports] == [("export=", "other")]  # not written here
+
+
+def test_a_call_over_one_required_module_hands_that_module_on(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {
+        "fp/array.js": "var convert = require('./convert');\nmodule.exports = convert(require('../array'));\n",
+        "fp/convert.js": "module.exports = function convert(lib) { return lib; };\n",
+        "array.js": "module.exports = { chunk: require('./chunk') };\n", "chunk.js": "module.exports = 1;\n",
+        "frozen.js": "var lib = require('./array');\nmodule.exports = Object.freeze(lib);\n",
+        "two.js": "module.exports = convert('chunk', require('./chunk'));\n"})
+    fp = sk["fp/array.js"]
+    assert fp.exports == []  # neither names of its own nor a callable export=: the category module, handed on
+    assert [(i.specifier, i.names, i.resolved) for i in fp.imports] == [
+        ("./convert", ["convert"], "fp/convert.js"), ("../array", ["*"], "array.js")]
+    assert sk["frozen.js"].exports == []
+    assert [(i.names, i.resolved) for i in sk["frozen.js"].imports] == [(["*"], "array.js")]
+    # two arguments: what the call makes of them is not the module itself
+    assert [(e.name, e.kind) for e in sk["two.js"].exports] == [("export=", "other")]
+    assert [i.names for i in sk["two.js"].imports] == [[]]
+
+
+def test_either_side_of_an_or_may_be_the_callable_export(tmp_path: Path) -> None:
+    sk = _scan(tmp_path, {
+        "isBuffer.js": "var stubFalse = require('./stubFalse');\nvar nativeIsBuffer = Buffer ? Buffer.isBuffer : "
+                       "undefined;\nvar isBuffer = nativeIsBuffer || stubFalse;\nmodule.exports = isBuffer;\n",
+        "stubFalse.js": "function stubFalse() { return false; }\nmodule.exports = stubFalse;\n",
+        "freeGlobal.js": "var freeGlobal = typeof global == 'object' && global && global.Object === Object && "
+                         "global;\nmodule.exports = freeGlobal;\n"})
+    assert [(e.name, e.kind) for e in sk["isBuffer.js"].exports] == [("export=", "other")]
+    assert sk["freeGlobal.js"].exports == []  # a guard chain's value: the global object
