@@ -10,8 +10,27 @@ Exports (the keys a consumer sees, as `Object.keys(require(file))` lists them):
 - `Object.defineProperty(alias, "x", {enumerable: true, …})`, or a local helper that calls it the same way
   (`defineGetter(req, "protocol", …)`) → x;
 - `module.exports = require("./m")` hands m's exports on: no names of its own, an import of m with names ["*"]
-  (as `export * from`).
-Names made by computed keys (`app[method] = …` in a loop) cannot be read from the text and are not guessed.
+  (as `export * from`);
+- `module.exports = f(require("./m"))`, a call given one required module and nothing else, hands m on the same
+  way, with no "export=": the line reads "module m, passed through f", and the names a consumer can count on are
+  m's. Wrappers of this shape return their argument or a copy of its keys (`Object.freeze(m)`; lodash's
+  fp/array.js `convert(require('../array'))` returns the very object array.js exports, as Node shows, after adding
+  aliases); what f adds at run time is not in the text. With other arguments (`convert('chunk', require(…))`)
+  the result is unknown: "export=" of kind "other", as for any call;
+- the module body is what Node runs on load, as a reader takes it: an immediately invoked wrapper
+  (`;(function() { … }.call(this));`, `!function () { … }()`) is read as the body, both branches of a top-level
+  `if` count (UMD's `else if (freeModule) { (freeModule.exports = _)._ = _; }`: the tests choose the
+  environment, the assignment is what Node does), a name bound to `module`/`exports` at the end of an `&&` guard
+  chain (`var freeModule = freeExports && typeof module == 'object' && module`) stands for it, and
+  `(a = v).p = w` is `a = v` and `v.p = w`;
+- an exported value that is the call of a function written in the file (`var _ = runInContext();`, an IIFE
+  `(function () { …; return api; }())`) exports what the function's last top-level `return x;` hands back, read in
+  the function's body as module.exports would be (`lodash.chunk = chunk`, `lodash.prototype.at = …`); a name
+  assigned the module's own value (`_._ = _`) has its members too;
+- `a || b` (and `??`) may be either side: callable unless both are plain values (lodash's `nativeIsBuffer ||
+  stubFalse`); an `a && b` guard chain stays a value.
+Names made by computed keys (`app[method] = …` in a loop, lodash's `mixin(lodash, lodash)` copying every static
+onto the prototype) cannot be read from the text and are not guessed.
 
 Imports: every `require("…")` call with a string argument, wherever it is (`require('./utils').methods`, in a
 function body), with the names it binds (the declarator's, the property read, or ["*"] for a re-export); and
