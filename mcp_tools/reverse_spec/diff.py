@@ -61,6 +61,18 @@ STALE = ("the module is gone ({why}): delete the spec, or run `code3 spec batch 
 _FRONTS: dict[str, tuple[int, int, dict[str, Any]]] = {}  # real path -> (mtime_ns, size, front matter)
 
 
+def _head(paths: ProjectPaths, spec: str, limit: int = 1 << 20) -> str:
+    """The start of a spec up to the end of its front matter (its baseline, often most of it, is not read)."""
+    with paths.open_binary(spec) as fh:
+        data = b""
+        while len(data) < limit:
+            chunk = fh.read(16384)
+            data += chunk
+            if not chunk or b"\n---\n" in data[3:]:
+                break
+    return data.decode("utf-8", errors="replace")
+
+
 def _front(paths: ProjectPaths, spec: str) -> dict[str, Any]:
     """A spec's front matter, read once per version of the file (every diff reads its neighbours')."""
     try:
@@ -69,7 +81,7 @@ def _front(paths: ProjectPaths, spec: str) -> dict[str, Any]:
         hit = _FRONTS.get(str(real))
         if hit is not None and hit[:2] == (stat.st_mtime_ns, stat.st_size):
             return hit[2]
-        front = parse_front(paths.read_text(spec))
+        front = parse_front(_head(paths, spec))
     except (OSError, PathRefused, SpecFormatError, UnicodeDecodeError):
         return {}
     if len(_FRONTS) > 100_000:
