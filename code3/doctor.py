@@ -209,7 +209,8 @@ def diagnose(settings: Settings) -> list[Check]:
                         ("payouts", payouts)):
         down = next((c for c in checks if c.name == "database" and not c.ok), None)
         if name in needs_db and down is not None:  # each would wait out its own timeout on the same outage
-            checks.append(Check(name, False, "not checked: the database is unreachable", down.hint))
+            checks.append(Check(name, False, "not checked: the database is unreachable",
+                                "see the database check"))
             continue
         checks.append(_run(name, probe))
     return checks
