@@ -191,6 +191,17 @@ class ProjectPaths:
         with _acting(), locked(real):
             yield real
 
+    def files_in(self, value: object = ".", *, suffix: str = "") -> list[str]:
+        """The project-relative paths of the regular files directly in a directory whose name ends with
+        `suffix`, sorted (a symlink is never listed, secret files never are); [] for a missing directory."""
+        top = self.resolve(value, kind="dir")
+        try:
+            with _acting(), os.scandir(top) as it:
+                entries = [e for e in it if e.name.endswith(suffix) and e.is_file(follow_symlinks=False)]
+        except OSError:
+            return []
+        return sorted(Path(e.path).relative_to(self.root).as_posix() for e in entries if not _is_secret(Path(e.path)))
+
     def walk(self, value: object = ".", *, suffix: str = "") -> Iterator[str]:
         """The project-relative paths of the regular files under a directory (sorted, depth first) whose
         name ends with `suffix`: symlinks are never followed (a symlinked directory could lead out of the

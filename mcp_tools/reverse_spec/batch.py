@@ -17,7 +17,6 @@ exports).
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import time
 from collections.abc import Callable
@@ -131,14 +130,12 @@ def stale_specs(s: Services, root: str, merged: MergedSkeleton, known: set[str],
     paths = paths_of(s)
     folder = "specs" if root == "." else f"{root}/specs"
     try:
-        with os.scandir(paths.resolve(folder, kind="dir")) as entries:
-            names = sorted(e.name for e in entries if e.name.endswith(".spec.md") and e.is_file(follow_symlinks=False))
-    except (OSError, PathRefused):
+        found = paths.files_in(folder, suffix=".spec.md")
+    except PathRefused:
         return []
     dirs = {posixpath.dirname(f.path) or "." for f in merged.files}
     stale = []
-    for name in names:
-        spec = f"{folder}/{name}"
+    for spec in found:
         try:
             front = parse_front(paths.read_text(spec))
         except (OSError, PathRefused, SpecFormatError, UnicodeDecodeError):

@@ -19,7 +19,6 @@ stays read-only) rewrites the baseline, diagrams, inventory, `skeletonHash`, `pa
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections import Counter
 from typing import Annotated, Any
@@ -93,11 +92,9 @@ def _front(paths: ProjectPaths, spec: str) -> dict[str, Any]:
 def _specs_in(paths: ProjectPaths, folder: str) -> list[str]:
     """The `.spec.md` regular files directly in `folder` (never through a symlink)."""
     try:
-        with os.scandir(paths.resolve(folder, kind="dir")) as entries:
-            names = sorted(e.name for e in entries if e.name.endswith(".spec.md") and e.is_file(follow_symlinks=False))
-    except (OSError, PathRefused):
+        return paths.files_in(folder, suffix=".spec.md")
+    except PathRefused:
         return []
-    return [name if folder == "." else f"{folder}/{name}" for name in names]
 
 
 def module_scope(paths: ProjectPaths, spec_rel: str, document: SpecDocument, target: str, *, tests: bool = False,
