@@ -2,9 +2,10 @@
 
 The registry is per process and created on demand (`enable`, by `code3 serve` and a worker run with
 `--metrics-port`): until then every recording function is a no-op and prometheus_client is never imported,
-so `code3 mcp` and the other commands pay nothing. Counters live here (tool calls, errors by code, latency,
-database reconnects); the store's figures (lag, dead letters, payouts: `projections.operations`) are read at
-scrape time by the caller and rendered beside them, so every process reports the same store the same way.
+so `code3 mcp` and the other commands pay nothing. Counters live here (tool calls, errors by code,
+latency); the database connections (reconnects, failures, open) are read from the pools at scrape time, and
+the store's figures (lag, dead letters, payouts: `projections.operations`) are read at scrape time by the
+caller and rendered beside them, so every process reports the same store the same way.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ class _Metrics:
                               ["tool", "code"], registry=self.registry)
         self.seconds = Histogram("code3_tool_seconds", "Time to answer a tool call, by tool", ["tool"],
                                  buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.reconnects = Counter("code3_db_reconnects", "Database connections re-established after a loss",
-                                  registry=self.registry)
+        self.registry.register(_ConnectionCollector())
 
 
 def enable() -> None:
@@ -60,13 +60,6 @@ def tool_call(tool: str, seconds: float, error_code: str | None = None) -> None:
         m.errors.labels(tool, error_code).inc()
 
 
-def db_reconnect(count: int = 1) -> None:
-    """Count a database connection re-established after it was lost (called by whoever reconnects)."""
-    m = _metrics
-    if m is not None:
-        m.reconnects.inc(count)
-
-
 def exposition(store: dict[str, Any] | None) -> bytes:
     """The Prometheus text of this process's counters, then the store's figures (`store_families`' input):
     `None` when the store could not be read, which `code3_store_up 0` says."""
@@ -76,6 +69,27 @@ def exposition(store: dict[str, Any] | None) -> bytes:
     snapshot = CollectorRegistry(auto_describe=False)
     snapshot.register(_StoreCollector(store))
     return generate_latest(_metrics.registry) + generate_latest(snapshot)  # type: ignore[union-attr]
+
+
+class _ConnectionCollector:
+    """This process's PostgreSQL connections, read from its pools at scrape time (adapters.sql.connection_stats):
+    a lost connection is one the pool found broken (a terminated backend, a restarted server) and replaced."""
+
+    def collect(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        from adapters.sql import connection_stats
+
+        stats = connection_stats()
+        lost = CounterMetricFamily("code3_db_reconnects", "Database connections found lost and re-established")
+        lost.add_metric([], stats["lost"])
+        yield lost
+        failed = CounterMetricFamily("code3_db_connect_failures", "Attempts to connect to the database that failed")
+        failed.add_metric([], stats["failed"])
+        yield failed
+        opened = GaugeMetricFamily("code3_db_connections_open", "PostgreSQL connections this process holds now")
+        opened.add_metric([], stats["open"])
+        yield opened
 
 
 class _StoreCollector:

@@ -306,6 +306,14 @@ def test_in_one_process_the_views_and_the_store_reconnect_and_count_what_they_lo
         assert store.recorder.max_notification_id() in (0, None)
         after = connection_stats()
         assert after["lost"] >= before["lost"] + 2 and after["opened"] >= before["opened"] + 2, (before, after)
+        from prometheus_client.parser import text_string_to_metric_families
+
+        from adapters import metrics
+
+        scraped = {s.name: s.value for f in text_string_to_metric_families(metrics.exposition(None).decode())
+                   for s in f.samples}
+        assert scraped["code3_db_reconnects_total"] >= after["lost"], "/metrics shows the reconnects"
+        assert scraped["code3_db_connections_open"] == connection_stats()["open"] >= 1
     finally:
         views.close()
         other.close()
