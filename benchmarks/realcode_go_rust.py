@@ -40,24 +40,17 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
+from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
+from benchmarks.realcode_scoring import api_rows, drift_rows, log, ratio  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
 from domain.drift import compare  # noqa: E402
 from domain.skeleton import Export, MergedSkeleton  # noqa: E402
 
-CORPUS = Path(os.environ.get("CODE3_CORPUS_DIR") or ROOT / ".cache" / "corpus") / "debian"
+CORPUS = CORPUS_ROOT / "debian"
 GO_PACKAGES = ("cobra-1.6.1",)
 RUST_PACKAGES = ("serde-1.0.152",)
 GOPATH_DEBIAN = "/usr/share/gocode"
-EXPORT_TARGET, MEMBER_TARGET, EDGE_TARGET, DRIFT_TARGET = 0.98, 0.95, 0.95, 0.95
 DRIFT_EVERY = 3  # every third candidate of each kind is edited
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
-def ratio(hit: int, total: int) -> float:
-    return hit / total if total else 1.0
 
 
 @dataclass
@@ -480,27 +473,11 @@ def measure_rust_drift(root: Path) -> DriftFigures:
 # --- rows ---------------------------------------------------------------------------------------------------------
 
 def _figure_rows(prefix: str, f: Figures) -> list[Row]:
-    return [
-        Row(f"{prefix} export recall", f.export_recall, "", None, f"≥ {EXPORT_TARGET}",
-            f.export_recall >= EXPORT_TARGET),
-        Row(f"{prefix} export precision", f.export_precision, "", None, f"≥ {EXPORT_TARGET}",
-            f.export_precision >= EXPORT_TARGET),
-        Row(f"{prefix} member recall", f.member_recall, "", None, f"≥ {MEMBER_TARGET}",
-            f.member_recall >= MEMBER_TARGET),
-        Row(f"{prefix} import-edge recall", f.edge_recall, "", None, f"≥ {EDGE_TARGET}",
-            f.edge_recall >= EDGE_TARGET),
-        Row(f"{prefix} import-edge precision", f.edge_precision, "", None, f"≥ {EDGE_TARGET}",
-            f.edge_precision >= EDGE_TARGET),
-    ]
+    return api_rows(prefix, f.export_recall, f.export_precision, f.member_recall, f.edge_recall, f.edge_precision)
 
 
 def _drift_rows(prefix: str, d: DriftFigures) -> list[Row]:
-    out = []
-    for kind, (precision, recall) in d.kinds.items():
-        for metric, value in (("precision", precision), ("recall", recall)):
-            out.append(Row(f"{prefix} drift {kind} ({d.counts[kind]}) {metric}", value, "", None,
-                           f"≥ {DRIFT_TARGET}", value >= DRIFT_TARGET))
-    return out
+    return drift_rows(f"{prefix} drift", {f"{kind} ({d.counts[kind]})": pr for kind, pr in d.kinds.items()})
 
 
 def _misses(name: str, misses: dict[str, list[str]]) -> None:

@@ -57,14 +57,16 @@ if str(ROOT) not in sys.path:
 
 from adapters.code_parser.scan import GENERATED_NAMES  # noqa: E402
 from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
+from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
+from benchmarks.realcode_scoring import MEMBER_TARGET, api_rows, drift_rows, log, ratio  # noqa: E402
+from benchmarks.realcode_scoring import target_row as _target  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
 from domain.drift import compare  # noqa: E402
 from domain.skeleton import MergedSkeleton  # noqa: E402
 
-CORPUS = Path(os.environ.get("CODE3_CORPUS_DIR") or ROOT / ".cache" / "corpus") / "npm"
+CORPUS = CORPUS_ROOT / "npm"
 TOOLS = ROOT / "tests" / "tools"
 TYPESCRIPT = ROOT / ".cache" / "node" / "node_modules" / "typescript"
-EXPORT_TARGET, MEMBER_TARGET, EDGE_TARGET, DRIFT_TARGET = 0.98, 0.95, 0.95, 0.95
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,6 @@ PACKAGES = (*CI_PACKAGES,
             Package("rxjs@7.8.2", "tsc", "", r"^src/.*\.ts$"), Package("rxjs@7.8.2", "tsc", "dist/types", r"\.d\.ts$"),
             Package("rxjs@7.8.2", "node", "dist/cjs"))
 DRIFT = CI_PACKAGES
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def package_files(pkg: Package) -> list[str]:
@@ -189,10 +187,6 @@ def ours_api(merged: MergedSkeleton, files: list[str], follow_reexports: bool) -
     return Api(exports, edges, {})
 
 
-def ratio(hit: int, total: int) -> float:
-    return hit / total if total else 1.0
-
-
 @dataclass
 class Figures:
     package: str
@@ -280,10 +274,6 @@ def measure_drift(old: Package, new: Package) -> DriftFigures:
     return DriftFigures(kinds, misses, {k: len(v) for k, v in oracle.items()})
 
 
-def _target(metric: str, value: float, target: float) -> Row:
-    return Row(metric, value, "", None, f"≥ {target}", value >= target)
-
-
 def rows(ci: bool = False) -> list[Row]:
     """Per package: export recall/precision, member recall, edge recall/precision; drift express 4 → 5."""
     out: list[Row] = []
@@ -296,13 +286,7 @@ def rows(ci: bool = False) -> list[Row]:
             f"missed members {f.missed_members[:8]} missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
         language = "javascript" if pkg.oracle == "node" else "typescript"
         label = f"{language} {pkg.spec}" + (f" {pkg.under}" if pkg.under else "")
-        out += [
-            _target(f"{label} export recall", f.export_recall, EXPORT_TARGET),
-            _target(f"{label} export precision", f.export_precision, EXPORT_TARGET),
-            _target(f"{label} member recall", f.member_recall, MEMBER_TARGET),
-            _target(f"{label} import-edge recall", f.edge_recall, EDGE_TARGET),
-            _target(f"{label} import-edge precision", f.edge_precision, EDGE_TARGET),
-        ]
+        out += api_rows(label, f.export_recall, f.export_precision, f.member_recall, f.edge_recall, f.edge_precision)
         if pkg.oracle == "node":
             out.append(Row(f"{label} names made by computed keys (left out)", f.dynamic, "names"))
             out.append(Row(f"{label} members made by computed keys (left out)", f.dynamic_members, "members"))
@@ -316,9 +300,7 @@ def rows(ci: bool = False) -> list[Row]:
         for key, values in d.misses.items():
             if values:
                 log(f"drift {key}: {values[:10]}")
-        for kind, (precision, recall) in d.kinds.items():
-            for metric, value in (("precision", precision), ("recall", recall)):
-                out.append(_target(f"javascript drift {old.spec}→{new.spec} {kind} {metric}", value, DRIFT_TARGET))
+        out += drift_rows(f"javascript drift {old.spec}→{new.spec}", d.kinds)
     return out
 
 

@@ -28,7 +28,6 @@ import ast
 import importlib.machinery
 import importlib.util
 import logging
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,23 +38,20 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
+from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
+from benchmarks.realcode_scoring import DRIFT_TARGET, api_rows, drift_rows, log, ratio, target_row  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
 from domain.drift import compare  # noqa: E402
 from domain.skeleton import Export, MergedSkeleton  # noqa: E402
 
-CORPUS = Path(os.environ.get("CODE3_CORPUS_DIR") or ROOT / ".cache" / "corpus") / "python"
+CORPUS = CORPUS_ROOT / "python"
 CI_PACKAGES = ("click-8.1.8", "click-8.2.1")
 PACKAGES = (*CI_PACKAGES, "rich-15.0.0", "requests-2.34.2")
 DRIFT = ("click-8.1.8", "click-8.2.1")
-EXPORT_TARGET, MEMBER_TARGET, EDGE_TARGET, DRIFT_TARGET = 0.98, 0.95, 0.95, 0.95
 FUNCTION_KINDS = ("function", "method", "constructor")
 
 
 logging.getLogger("griffe").setLevel(logging.CRITICAL)  # unresolvable annotations of Windows-only code
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def source_root(package_dir: Path) -> Path:
@@ -269,10 +265,6 @@ def ours_edges(merged: MergedSkeleton, files: list[str]) -> set[tuple[str, str]]
 
 # --- measures ---------------------------------------------------------------------------------------------------
 
-def ratio(hit: int, total: int) -> float:
-    return hit / total if total else 1.0
-
-
 @dataclass
 class Figures:
     package: str
@@ -416,18 +408,8 @@ def rows(ci: bool = False) -> list[Row]:
         f = measure(package_dir)
         log(f"{name} ({f.counts}): missed exports {f.missed[:8]} extra {f.extra[:8]} "
             f"missed members {f.missed_members[:8]} missed edges {f.missed_edges[:6]} extra edges {f.extra_edges[:6]}")
-        out += [
-            Row(f"python {name} export recall", f.export_recall, "", None, f"≥ {EXPORT_TARGET}",
-                f.export_recall >= EXPORT_TARGET),
-            Row(f"python {name} export precision", f.export_precision, "", None, f"≥ {EXPORT_TARGET}",
-                f.export_precision >= EXPORT_TARGET),
-            Row(f"python {name} member recall", f.member_recall, "", None, f"≥ {MEMBER_TARGET}",
-                f.member_recall >= MEMBER_TARGET),
-            Row(f"python {name} import-edge recall", f.edge_recall, "", None, f"≥ {EDGE_TARGET}",
-                f.edge_recall >= EDGE_TARGET),
-            Row(f"python {name} import-edge precision", f.edge_precision, "", None, f"≥ {EDGE_TARGET}",
-                f.edge_precision >= EDGE_TARGET),
-        ]
+        out += api_rows(f"python {name}", f.export_recall, f.export_precision, f.member_recall, f.edge_recall,
+                        f.edge_precision)
     old_dir, new_dir = (CORPUS / n for n in DRIFT)
     if old_dir.is_dir() and new_dir.is_dir():
         d = measure_drift(old_dir, new_dir)
@@ -435,12 +417,9 @@ def rows(ci: bool = False) -> list[Row]:
         for key, values in d.misses.items():
             if values:
                 log(f"drift {key}: {values[:10]}")
-        for kind, (precision, recall) in d.kinds.items():
-            for metric, value in (("precision", precision), ("recall", recall)):
-                out.append(Row(f"python drift {DRIFT[0]}→{DRIFT[1]} {kind} {metric}", value, "", None,
-                               f"≥ {DRIFT_TARGET}", value >= DRIFT_TARGET))
-        out.append(Row(f"python drift {DRIFT[0]}→{DRIFT[1]} griffe breakages reported", d.breakage_recall, "",
-                       None, f"≥ {DRIFT_TARGET}", d.breakage_recall >= DRIFT_TARGET))
+        out += drift_rows(f"python drift {DRIFT[0]}→{DRIFT[1]}", d.kinds)
+        out.append(target_row(f"python drift {DRIFT[0]}→{DRIFT[1]} griffe breakages reported", d.breakage_recall,
+                              DRIFT_TARGET))
     return out
 
 

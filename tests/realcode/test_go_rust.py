@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import realcode_go_rust as bench
+from benchmarks import realcode_scoring as scoring
 from code3.settings import Settings
 from code3.wiring import build_services, ensure_identity
 from domain import module_graph
@@ -41,11 +42,11 @@ def go() -> None:
 @pytest.mark.parametrize("name", bench.GO_PACKAGES)
 def test_go_exports_members_and_edges_match_go_parser_and_go_list(go: None, name: str) -> None:
     f = bench.measure_go(package(name))
-    assert f.export_recall >= bench.EXPORT_TARGET, f.misses["exports missed"]
-    assert f.export_precision >= bench.EXPORT_TARGET, f.misses["exports extra"]
-    assert f.member_recall >= bench.MEMBER_TARGET, f.misses["members missed"]
-    assert f.edge_recall >= bench.EDGE_TARGET, f.misses["edges missed"]
-    assert f.edge_precision >= bench.EDGE_TARGET, f.misses["edges extra"]
+    assert f.export_recall >= scoring.EXPORT_TARGET, f.misses["exports missed"]
+    assert f.export_precision >= scoring.EXPORT_TARGET, f.misses["exports extra"]
+    assert f.member_recall >= scoring.MEMBER_TARGET, f.misses["members missed"]
+    assert f.edge_recall >= scoring.EDGE_TARGET, f.misses["edges missed"]
+    assert f.edge_precision >= scoring.EDGE_TARGET, f.misses["edges extra"]
 
 
 @pytest.mark.parametrize("name", bench.GO_PACKAGES)
@@ -53,8 +54,8 @@ def test_go_drift_of_scripted_edits(go: None, name: str) -> None:
     d = bench.measure_go_drift(package(name))
     assert min(d.counts.values()) >= 10, d.counts  # enough edits of each kind to measure
     for kind, (precision, recall) in d.kinds.items():
-        assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
-        assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
+        assert precision >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
+        assert recall >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
 
 
 def test_cobra_doc_depends_on_the_root_package_and_tests_are_no_api() -> None:
@@ -88,11 +89,11 @@ def test_codenexus_derives_cobras_import_edges(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", bench.RUST_PACKAGES)
 def test_rust_exports_members_and_edges_match_the_hand_checked_fixtures(name: str) -> None:
     f = bench.measure_rust(package(name))
-    assert f.export_recall >= bench.EXPORT_TARGET, f.misses["exports missed"]
-    assert f.export_precision >= bench.EXPORT_TARGET, f.misses["exports extra"]
-    assert f.member_recall >= bench.MEMBER_TARGET, f.misses["members missed"]
-    assert f.edge_recall >= bench.EDGE_TARGET, f.misses["edges missed"]
-    assert f.edge_precision >= bench.EDGE_TARGET, f.misses["edges extra"]
+    assert f.export_recall >= scoring.EXPORT_TARGET, f.misses["exports missed"]
+    assert f.export_precision >= scoring.EXPORT_TARGET, f.misses["exports extra"]
+    assert f.member_recall >= scoring.MEMBER_TARGET, f.misses["members missed"]
+    assert f.edge_recall >= scoring.EDGE_TARGET, f.misses["edges missed"]
+    assert f.edge_precision >= scoring.EDGE_TARGET, f.misses["edges extra"]
 
 
 @pytest.mark.parametrize("name", bench.RUST_PACKAGES)
@@ -100,5 +101,5 @@ def test_rust_drift_of_scripted_edits(name: str) -> None:
     d = bench.measure_rust_drift(package(name))
     assert min(d.counts.values()) >= 10, d.counts
     for kind, (precision, recall) in d.kinds.items():
-        assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
-        assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
+        assert precision >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
+        assert recall >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])

@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from benchmarks import realcode_javascript as bench
+from benchmarks import realcode_scoring as scoring
 
 
 def package(pkg: bench.Package) -> bench.Package:
@@ -31,11 +32,11 @@ def package(pkg: bench.Package) -> bench.Package:
 def test_exports_members_and_edges_match_node(pkg: bench.Package) -> None:
     f = bench.measure(package(pkg))
     assert f.files >= 7
-    assert f.export_recall >= bench.EXPORT_TARGET, f.missed
-    assert f.export_precision >= bench.EXPORT_TARGET, f.extra
-    assert f.member_recall >= bench.MEMBER_TARGET, f.missed_members
-    assert f.edge_recall >= bench.EDGE_TARGET, f.missed_edges
-    assert f.edge_precision >= bench.EDGE_TARGET, f.extra_edges
+    assert f.export_recall >= scoring.EXPORT_TARGET, f.missed
+    assert f.export_precision >= scoring.EXPORT_TARGET, f.extra
+    assert f.member_recall >= scoring.MEMBER_TARGET, f.missed_members
+    assert f.edge_recall >= scoring.EDGE_TARGET, f.missed_edges
+    assert f.edge_precision >= scoring.EDGE_TARGET, f.extra_edges
 
 
 def test_express_application_exports_and_utils_has_incoming_edges() -> None:
@@ -60,8 +61,8 @@ def test_drift_between_express_4_and_5_matches_node() -> None:
     old, new = (package(p) for p in bench.DRIFT)
     d = bench.measure_drift(old, new)
     for kind, (precision, recall) in d.kinds.items():
-        assert precision >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
-        assert recall >= bench.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
+        assert precision >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} extra"])
+        assert recall >= scoring.DRIFT_TARGET, (kind, d.misses[f"{kind} missed"])
     assert d.oracle_counts["added"] >= 1 and d.oracle_counts["removed"] >= 10  # a real difference was measured
 
 
