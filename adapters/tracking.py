@@ -3,24 +3,43 @@ lease, and named cursors over other sequences (the chain's versions).
 
 A position is written in the same transaction as the view change it tracks, so a projection resumes
 exactly where it stopped and never applies an event twice. A lease lets one runner at a time drive a
-projection with side effects; a lease held by a dead process on this host is free at once.
+projection with side effects (and a claim lets one worker run one payout); a lease held by a dead process
+on this host is free at once.
+
+Leases span hosts, so their time is the database's (PostgreSQL's `clock_timestamp()`, SQLite's own clock):
+two hosts whose clocks disagree still agree on when a lease ends. A lease is short (`LEASE_S`, 8 s) and a
+heartbeat thread of the holder's process renews every lease it holds every `RENEW_S` (2 s): a holder that
+dies stops renewing, and another process takes over at its next round after the 8 s have run out (within
+10 s with the worker's 2 s tick). Renewing from a thread rather than at each step keeps a live holder's
+lease while one of its calls blocks longer than the lease (a forge's retry budget runs to minutes), so a
+slow holder is never raced by a second one; a holder that cannot reach the database for the lease's length
+loses it, and finds that out at its next acquire.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
-import time
+import threading
 import uuid
+import weakref
 
-from adapters.sql import Cursor, SqlDb
+from adapters.sql import Cursor, SqlDb, unreachable
+
+log = logging.getLogger("code3.leases")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (name TEXT PRIMARY KEY, position BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS projection_leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,
     expires_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS payout_claims (name TEXT PRIMARY KEY, owner TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, position BIGINT NOT NULL);
 """
+LEASE_S = 8.0  # a dead holder's lease is free this long after its last renewal
+RENEW_S = 2.0  # how often a live holder's heartbeat renews what it holds
+TABLES = ("projection_leases", "payout_claims")
 
 
 def tracked(cur: Cursor, name: str) -> int:
@@ -33,25 +52,101 @@ def track(cur: Cursor, name: str, position: int) -> None:
                 "DO UPDATE SET position = excluded.position", (name, position))
 
 
+def db_now(db: SqlDb, cur: Cursor) -> float:
+    """The database's clock in seconds since the epoch (the one clock every host shares)."""
+    sql = ("SELECT EXTRACT(EPOCH FROM clock_timestamp())" if db.postgres
+           else "SELECT (julianday('now') - 2440587.5) * 86400.0")
+    return float(cur.execute(sql).fetchone()[0])
+
+
 class Leases:
-    def __init__(self, db: SqlDb, owner: str, lease_s: float) -> None:
+    """Named leases in `table` held by `owner` (a runner's projections, or a worker's payout claims)."""
+
+    def __init__(self, db: SqlDb, owner: str, lease_s: float = LEASE_S, table: str = "projection_leases") -> None:
+        if table not in TABLES:
+            raise ValueError(f"no lease table {table!r}")
         db.ensure(SCHEMA)
-        self.db, self.owner, self.lease_s = db, owner, lease_s
+        self.db, self.owner, self.lease_s, self.table = db, owner, lease_s, table
+        self._held: set[str] = set()
+        self._mu = threading.Lock()
 
     def acquire(self, name: str) -> bool:
-        now = time.time()
+        """Take or renew the lease `name`: True when this owner holds it until the database's now + lease."""
+        t = self.table
         with self.db.transaction() as cur:
-            row = cur.execute("SELECT owner, expires_at FROM projection_leases WHERE name = ?", (name,)).fetchone()
+            now = db_now(self.db, cur)
+            lock = " FOR UPDATE" if self.db.postgres else ""  # SQLite's BEGIN IMMEDIATE already serializes
+            row = cur.execute(f"SELECT owner, expires_at FROM {t} WHERE name = ?{lock}", (name,)).fetchone()
             if row is not None and row[0] != self.owner and row[1] > now and alive(row[0]):
                 return False
-            cur.execute("INSERT INTO projection_leases (name, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) "
-                        "DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at",
-                        (name, self.owner, now + self.lease_s))
+            if row is None:  # a first holder: racing inserts are judged by the primary key
+                taken = cur.execute(f"INSERT INTO {t} (name, owner, expires_at) VALUES (?, ?, ?) "
+                                    "ON CONFLICT (name) DO NOTHING", (name, self.owner, now + self.lease_s))
+                if taken.rowcount != 1:
+                    return False
+            else:
+                cur.execute(f"UPDATE {t} SET owner = ?, expires_at = ? WHERE name = ?",
+                            (self.owner, now + self.lease_s, name))
+        with self._mu:
+            self._held.add(name)
+        _heartbeat(self)
         return True
 
     def release(self, name: str) -> None:
+        with self._mu:
+            self._held.discard(name)
         with self.db.transaction() as cur:
-            cur.execute("DELETE FROM projection_leases WHERE name = ? AND owner = ?", (name, self.owner))
+            cur.execute(f"DELETE FROM {self.table} WHERE name = ? AND owner = ?", (name, self.owner))
+
+    def renew(self) -> int:
+        """Push back the end of every lease this owner still holds (one it lost is not taken back)."""
+        with self._mu:
+            names = sorted(self._held)
+        if not names:
+            return 0
+        marks = ", ".join("?" * len(names))
+        with self.db.transaction() as cur:
+            now = db_now(self.db, cur)
+            renewed = cur.execute(f"UPDATE {self.table} SET expires_at = ? WHERE owner = ? AND name IN ({marks})",
+                                  (now + self.lease_s, self.owner, *names))
+            return int(renewed.rowcount)
+
+    def forget(self) -> None:
+        """Stop renewing (the process is closing; its leases run out or are released)."""
+        with self._mu:
+            self._held.clear()
+
+
+_holders: weakref.WeakSet[Leases] = weakref.WeakSet()
+_beating: list[threading.Thread] = []
+_beat_lock = threading.Lock()
+
+
+def _heartbeat(leases: Leases) -> None:
+    """Register `leases` with this process's one heartbeat thread (started on the first lease taken)."""
+    with _beat_lock:
+        _holders.add(leases)
+        if _beating and _beating[0].is_alive():
+            return
+        thread = threading.Thread(target=_beat, name="code3-lease-heartbeat", daemon=True)
+        _beating[:] = [thread]
+        thread.start()
+
+
+def _beat() -> None:
+    stop = threading.Event()
+    while not stop.wait(RENEW_S):
+        with _beat_lock:
+            holders = list(_holders)
+        for leases in holders:
+            try:
+                leases.renew()
+            except Exception as exc:
+                if not unreachable(exc):  # its database was closed: nothing of it is held any more
+                    leases.forget()
+                    continue
+                # the database is away: the next beat tries again; past the lease's length it may be taken over
+                log.warning("lease heartbeat of %s: %s", leases.owner, type(exc).__name__)
 
 
 def default_owner(tag: object) -> str:

@@ -2,7 +2,8 @@
 
 Polling the notification log works on SQLite and PostgreSQL alike (eventsourcing's own
 `ProjectionRunner` needs store subscriptions, which SQLite lacks). One runner at a time holds a
-projector's lease, so side effects (forge writes) are not raced by a second process. Side effects run
+projector's lease, so side effects (forge writes) are not raced by a second process; the lease is timed by
+the database's clock and renewed by its holder's heartbeat (adapters/tracking.py). Side effects run
 before the tracking transaction and must be idempotent: a crash between the two repeats the effect,
 never skips it. An event a projector cannot apply at all is a dead letter: recorded, reported, and
 passed over, so one bad event never stops the worker.
@@ -17,7 +18,7 @@ from eventsourcing.application import Application
 
 from adapters.event_store import read_log
 from adapters.sql import Cursor, SqlDb
-from adapters.tracking import Leases, default_owner, track, tracked
+from adapters.tracking import LEASE_S, Leases, default_owner, track, tracked
 
 log = logging.getLogger("code3.projections")
 
@@ -44,7 +45,7 @@ class Projector(Protocol):
 
 
 class Runner:
-    def __init__(self, app: Application, views: SqlDb, owner: str | None = None, lease_s: float = 30.0) -> None:
+    def __init__(self, app: Application, views: SqlDb, owner: str | None = None, lease_s: float = LEASE_S) -> None:
         self.app = app
         self.views = views
         views.ensure(DEAD_LETTERS)

@@ -3,7 +3,9 @@ winner's key (auto-claim), otherwise record that the bounty is claimable.
 
 The schedule is not trusted to survive: it is rebuilt from the bounty board (itself rebuilt from the
 event log) at every start and re-checked on every tick, so a restart or a missed run loses nothing.
-Claiming is idempotent on chain state, so a job that runs twice never pays twice.
+Claiming is idempotent on chain state, so a job that runs twice never pays twice; and the payout step of a
+bounty is claimed (a claim timed by the database's clock, adapters/tracking.py) so one worker runs it and
+logs it while another worker, or this worker's own date job, skips it silently.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from adapters.tracking import Leases, default_owner
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
@@ -29,6 +32,7 @@ class Payouts:
         """`services_for(address)` gives services acting as that address, or None when no key here has it."""
         self.s = s
         self.services_for = services_for
+        self.claims = Leases(s.views, default_owner(self), table="payout_claims")
 
     def due(self) -> list[dict[str, Any]]:
         now = self.s.chain.now()
@@ -48,6 +52,18 @@ class Payouts:
         row = rows[0]
         if row["cooling_until"] > self.s.chain.now():
             return "still cooling"
+        if not self.claims.acquire(f"payout:{bounty_id}"):
+            return "claimed by another worker"
+        try:
+            # the board may lag the log: the claim holder decides on the bounty as the event store has it now
+            current = self.s.store.get(Bounty, Bounty.create_id(bounty_id))
+            if current is None or current.status is not Status.COOLING_DOWN:
+                return "nothing to do"
+            return self._settle(bounty_id, row)
+        finally:
+            self.claims.release(f"payout:{bounty_id}")
+
+    def _settle(self, bounty_id: str, row: dict[str, Any]) -> str:
         winner = self.services_for(row["winner"])
         if winner is not None:
             try:
@@ -60,14 +76,19 @@ class Payouts:
             log.info("bounty %s paid to its winner (tx %s)", bounty_id, paid["tx_hash"])
             return "paid"
         if not row["claimable"]:
+            noted: list[bool] = []
+
             def change(current: Bounty | None) -> Bounty | None:
+                noted.clear()  # a redo after another writer saved first starts over
                 if current is None or current.claimable:
                     return None
                 current.note_claimable(at=self.s.chain.now())
+                noted.append(True)
                 return current
 
             self.s.store.update(Bounty, Bounty.create_id(bounty_id), change)
-            log.info("bounty %s is claimable by its winner %s", bounty_id, row["winner"])
+            if noted:
+                log.info("bounty %s is claimable by its winner %s", bounty_id, row["winner"])
         return "claimable"
 
 

@@ -38,6 +38,7 @@ from projections.runner import Runner
 TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
 SHA = re.compile(r"^[0-9a-f]{7,64}$")
 BEST_PAGE = 50  # accept_best_task's candidates read from the board at a time
+BEST_ATTEMPTS = 16  # accept_best_task's acceptances tried at most: each lost race moves on to the next task
 
 
 def _issue_for_task(s: Services, task_id: str) -> Issue:
@@ -82,7 +83,10 @@ def accept_best_task(
     strategy: Annotated[Literal["max_amount", "max_amount_per_effort"], Field(description="how to rank")]
     = "max_amount",
 ) -> AcceptBestAnswer:
-    """Choose the best open task (largest amount by default) and accept it."""
+    """Choose the best open task (largest amount by default) and accept it.
+
+    Racing callers rank the same tasks first: one that loses a task to another worker (E_INVALID_STATE) tries
+    the next one, up to BEST_ATTEMPTS, and answers E_INVALID_STATE only when every one it tried was lost."""
     if not re.match(r"^[0-9]{1,31}$", min_amount):
         raise Code3Error(Code.VALIDATION, f"min_amount {min_amount!r} is not a non-negative integer",
                          "pass digits in the asset's smallest unit, e.g. \"0\"")
@@ -94,8 +98,10 @@ def accept_best_task(
     # not with the store
     now: int | None = None
     offset, matched = 0, False
-    while page := board.best_open(s.views, int(min_amount), s.signer.address,
-                                  strategy == "max_amount_per_effort", BEST_PAGE, offset):
+    lost: Code3Error | None = None  # the last race lost: answered when no task is left to try
+    attempts = 0
+    while attempts < BEST_ATTEMPTS and (page := board.best_open(
+            s.views, int(min_amount), s.signer.address, strategy == "max_amount_per_effort", BEST_PAGE, offset)):
         offset += len(page)
         for row in page:
             if s.signer.address in row["workers"]:
@@ -104,7 +110,15 @@ def accept_best_task(
             now = _chain_now(s) if now is None else now
             if _held_by_other(require_bounty(s, row["bounty_id"]), s.signer.address, now):
                 continue  # an exclusive task another worker holds
-            return {**accept_task(s, row["task_id"]), "selected_task_id": row["task_id"]}
+            attempts += 1
+            try:
+                return {**accept_task(s, row["task_id"]), "selected_task_id": row["task_id"]}
+            except Code3Error as exc:
+                if exc.code is not Code.INVALID_STATE or attempts >= BEST_ATTEMPTS:
+                    raise
+                lost = exc  # another worker took it between our read and our acceptance: the next one
+    if lost is not None:
+        raise lost
     if not matched:
         return {"success": True, "selected_task_id": None, "bounty_id": None, "labels": [],
                 "message": "no open bounty matches", "hint": "lower min_amount or try again later"}
