@@ -123,7 +123,8 @@ _beat_lock = threading.Lock()
 
 
 def _heartbeat(leases: Leases) -> None:
-    """Register `leases` with this process's one heartbeat thread (started on the first lease taken)."""
+    """Register `leases` with this process's one heartbeat thread (started on the first lease taken); held
+    weakly, so a `Leases` nobody keeps any more is no longer renewed and its leases run out."""
     with _beat_lock:
         _holders.add(leases)
         if _beating and _beating[0].is_alive():
