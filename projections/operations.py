@@ -7,7 +7,6 @@ figure is one indexed or aggregate query; nothing is fixed up here.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +14,7 @@ from eventsourcing.application import Application
 
 from adapters.sql import SqlDb
 from adapters.tracking import SCHEMA as TRACKING
-from adapters.tracking import alive
+from adapters.tracking import alive, db_now
 from adapters.webhook_inbox import SCHEMA as INBOX
 from domain.contract import BountyState, Status
 from projections import board
@@ -86,7 +85,8 @@ def snapshot(app: Application, views: SqlDb) -> Snapshot:
         views.ensure(ddl)
     head = app.recorder.max_notification_id() or 0
     positions = {str(n): int(p) for n, p in views.query("SELECT name, position FROM projection_tracking")}
-    now = time.time()
+    with views.statement() as cur:
+        now = db_now(views, cur)  # leases end by the database's clock, whatever this host's says
     leases = [Lease(str(n), str(o), float(e) - now, alive(str(o)))
               for n, o, e in views.query("SELECT name, owner, expires_at FROM projection_leases ORDER BY name")]
     dead = {str(n): int(c) for n, c in views.query("SELECT name, COUNT(*) FROM projection_dead_letters GROUP BY name")}
