@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TE
     deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS bounty_board_issue ON bounty_board (issue_hash);
 CREATE INDEX IF NOT EXISTS bounty_board_state_amount ON bounty_board (state, amount);
 CREATE INDEX IF NOT EXISTS bounty_board_state_id ON bounty_board (state, bounty_id);
 CREATE INDEX IF NOT EXISTS bounty_board_state_deadline ON bounty_board (state, deadline);
