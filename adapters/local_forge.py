@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo 
     number INTEGER NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS issue_markers (repo TEXT NOT NULL, marker TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY (repo, marker, number));
+CREATE INDEX IF NOT EXISTS issue_markers_by_issue ON issue_markers (repo, number);
 """
 # An issue hash (sha256 hex) in an issue's body is indexed, so publish's lookup by issue hash is one index search
 # instead of a scan of every body; any other marker is still looked for in the bodies.
