@@ -25,6 +25,7 @@ import pytest
 
 from adapters.keystore import Keystore
 from code3.settings import Settings
+from tests.stdio_calls import call_tools
 
 pytestmark = pytest.mark.e2e
 
@@ -117,31 +118,7 @@ def refused_with_a_way_out(text: str) -> bool:
 
 
 def mcp_calls(repo: Path, env: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
-    proc = subprocess.Popen([sys.executable, "-m", "code3", "mcp"], cwd=repo, env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def ask(message: dict[str, Any]) -> dict[str, Any]:
-        proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-        while "id" in message:
-            answer = json.loads(proc.stdout.readline())
-            if answer.get("id") == message["id"]:
-                return answer
-        return {}
-
-    try:
-        ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "0"}}})
-        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        answers = [(name, ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                               "params": {"name": name, "arguments": args}})) for i, (name, args) in enumerate(TOOLS)]
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
-        proc.stdout.close()
-        proc.stderr.close()  # type: ignore[union-attr]
-    return answers
+    return list(zip([name for name, _ in TOOLS], call_tools(repo, env, TOOLS), strict=True))
 
 
 def serve_once(repo: Path, env: dict[str, str]) -> tuple[int | None, str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from code3.settings import Settings
+from tests.stdio_calls import call_tools
 
 GIT = ["git", "-c", "user.name=u", "-c", "user.email=u@example.com", "-c", "commit.gpgsign=false"]
 
@@ -49,31 +50,7 @@ def test_init_changes_no_tracked_file_and_another_tag_can_be_checked_out(tmp_pat
 
 
 def _mcp(project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    proc = subprocess.Popen([sys.executable, "-m", "code3", "mcp"], cwd=project, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "CODE3_PROJECT": str(project)})
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def ask(message: dict[str, Any]) -> dict[str, Any]:
-        proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-        while "id" in message:
-            answer = json.loads(proc.stdout.readline())
-            if answer.get("id") == message["id"]:
-                return answer
-        return {}
-
-    try:
-        ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
-        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return [ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": n, "arguments": a}})
-                for i, (n, a) in enumerate(calls)]
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
-        proc.stdout.close()
-        proc.stderr.close()  # type: ignore[union-attr]
+    return call_tools(project, {**os.environ, "CODE3_PROJECT": str(project)}, calls)
 
 
 def test_read_only_tools_and_the_faucet_create_no_key(tmp_path: Path) -> None:
