@@ -8,6 +8,7 @@ on chain coordinates, so a sync that dies mid-way and runs again records nothing
 from __future__ import annotations
 
 import logging
+import time
 
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
@@ -18,19 +19,33 @@ from mcp_tools.services import Services
 
 log = logging.getLogger("code3.chain_sync")
 CURSOR = "chain"
+PAGE = 500  # chain events read and recorded per page; the cursor is committed after each page
+PAGES_PER_RUN = 1000  # a bound on one run (500 000 events); a longer backlog goes on at the next run
 
 
-def sync_new_events(s: Services, views: SqlDb, limit: int = 500) -> int:
-    """Record the chain's bounty events after the cursor; returns how many chain events were read."""
+def sync_new_events(s: Services, views: SqlDb, limit: int = PAGE, max_pages: int = PAGES_PER_RUN) -> int:
+    """Record the chain's bounty events after the cursor, page after page until caught up; returns how many
+    chain events were read. Each page is recorded, then the cursor moves past it, so a run that dies keeps
+    every page it finished (and recording is idempotent for the one it did not). Idle, it is one read."""
     cursor = NamedCursor(views, CURSOR)
-    events = s.chain.events_since(cursor.get(), limit)
-    for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events):
-        bounty = sync_bounty(s, bounty_id)
-        if bounty is not None:
-            reconcile(s, bounty)
-    if events:
+    total, pages, started = 0, 0, time.monotonic()
+    while pages < max_pages:
+        events = s.chain.events_since(cursor.get(), limit)
+        if not events:
+            break
+        for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events):
+            bounty = sync_bounty(s, bounty_id)
+            if bounty is not None:
+                reconcile(s, bounty)
         cursor.advance(events[-1].version)
-    return len(events)
+        total, pages = total + len(events), pages + 1
+        if len(events) < limit:
+            break
+        log.info("chain sync: %d events recorded in %d pages (%.1f s), up to chain version %d; reading on",
+                 total, pages, time.monotonic() - started, events[-1].version)
+    if pages > 1:
+        log.info("chain sync: caught up, %d events in %d pages (%.1f s)", total, pages, time.monotonic() - started)
+    return total
 
 
 def reconcile(s: Services, bounty: Bounty) -> bool:

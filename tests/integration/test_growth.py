@@ -213,3 +213,48 @@ def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(
         assert corrected == 1 and fixed.workers == [] and fixed.status is Status.OPEN
     finally:
         worker.close()
+
+
+def test_chain_sync_catches_up_a_backlog_of_many_pages_in_one_run_and_is_one_read_when_idle(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.tracking import NamedCursor
+    from benchmarks.seed_store import Transactions
+    from domain.bounty import Bounty
+    from domain.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
+    from mcp_tools.lifecycle.chain_sync import CURSOR, PAGE, sync_new_events
+
+    world = open_world(tmp_path / "project", tmp_path / "home")
+    try:
+        ledger, alice, bob = world.ledger, world.sponsor.signer, world.worker.signer
+        ledger.mint(alice.address, "USDT", 10**9)
+        txs = Transactions(ledger)  # a wallet elsewhere: signed transactions no handler of this store saw
+        for k in range(40):
+            txs.add(alice, "create_bounty", {
+                "repo": REPO, "issue_hash": sha256_hex(f"backlog {k}"), "asset": "USDT", "amount": u64_arg("a", 1000),
+                "deadline": u64_arg("d", ledger.now() + DEFAULT_DEADLINE), "mode": mode_arg("exclusive"),
+                "hold_seconds": u64_arg("h", 3600)})
+        ids = [str(r.events[0].data["bounty_id"]) for r in txs.run()]
+        for _ in range(20):
+            for bounty_id in ids:
+                txs.add(bob, "accept_bounty", {"bounty_id": bounty_id})
+                txs.add(bob, "withdraw_task", {"bounty_id": bounty_id})
+            txs.run()
+        txs.add(bob, "accept_bounty", {"bounty_id": ids[0]})
+        txs.run()
+        backlog = len(ledger.events_since(0, -1))
+        assert backlog == 40 + 40 * 40 + 1 > 3 * PAGE
+
+        s = world.sponsor
+        reads = Loads(monkeypatch)
+        monkeypatch.setattr(LocalLedger, "events_since", reads._spy(LocalLedger.events_since, "events_since"))
+        assert sync_new_events(s, s.views) == backlog  # one run, page after page
+        assert reads.count["events_since"] == -(-backlog // PAGE)  # no page read twice, none left
+        assert NamedCursor(s.views, CURSOR).get() == ledger.latest_version()
+        first = s.store.get(Bounty, Bounty.create_id(ids[0]))
+        assert first.status is Status.STARTED and first.workers == [bob.address]
+        assert s.store.get(Bounty, Bounty.create_id(ids[-1])).status is Status.OPEN
+
+        reads.count.clear()
+        assert sync_new_events(s, s.views) == 0 and reads.count["events_since"] == 1  # idle: one read
+    finally:
+        world.close()
