@@ -7,7 +7,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 # Mirror of pyproject's [dependency-groups] dev: pip < 25.1 cannot install dependency groups itself.
 DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesis>=6.100' \
 	'hypothesis-jsonschema>=0.23' 'schemathesis>=4.0,<5' 'griffe==2.4.1' \
-	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2'
+	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2' 'selenium>=4.30'
 
 .DEFAULT_GOAL := test
 .PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus
