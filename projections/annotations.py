@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS loom_annotations (id TEXT PRIMARY KEY, file_path TEXT
     priority TEXT NOT NULL, sensitivity TEXT NOT NULL, deleted INTEGER NOT NULL, updated_at TEXT NOT NULL,
     view TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS loom_annotations_order ON loom_annotations (deleted, priority, file_path, start_line, id);
+CREATE INDEX IF NOT EXISTS loom_annotations_file ON loom_annotations (file_path, deleted, start_line);
 """
 ORDER = "ORDER BY priority, file_path, start_line, id"
 
@@ -55,6 +56,14 @@ def page(views: SqlDb, limit: int, offset: int) -> tuple[list[dict[str, Any]], b
     rows = views.query(f"SELECT view FROM loom_annotations WHERE deleted = 0 {ORDER} LIMIT ? OFFSET ?",
                        (limit + 1, offset))
     return [json.loads(r[0]) for r in rows[:limit]], len(rows) > limit
+
+
+def for_file(views: SqlDb, path: str, limit: int) -> list[dict[str, Any]]:
+    """One file's live annotations by line (the web page's file view), at most `limit`."""
+    views.ensure(SCHEMA)
+    rows = views.query("SELECT view FROM loom_annotations WHERE file_path = ? AND deleted = 0 "
+                       "ORDER BY start_line, priority, id LIMIT ?", (path, limit))
+    return [json.loads(r[0]) for r in rows]
 
 
 def ids(views: SqlDb, limit: int) -> list[str]:
