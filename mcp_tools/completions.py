@@ -1,6 +1,6 @@
 """Completions for the arguments every Code3 family names the same way: feature ids (the project's
-`specs/`), task ids, bounty ids and repositories (the bounty board). The front filters what a completer
-returns by what was typed, sorts it and caps it; a family adds its own with `@completer`.
+`specs/`), task ids, bounty ids and repositories (the bounty board, read by prefix a page at a time). The front
+filters what a completer returns by what was typed, sorts it and caps it; a family adds its own with `@completer`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from mcp_tools.declare import completer
 
 EVERY_PROFILE = ("client-local", "client-remote", "server")
 FEATURE_DIR = re.compile(r"^[0-9]{3}-[a-z0-9][a-z0-9-]*$")
+PAGE = 101  # the front answers at most 100 values; one more tells it there are more
 
 
 @completer("feature_id", profiles=EVERY_PROFILE)
@@ -28,25 +29,26 @@ def feature_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
                               if FEATURE_DIR.match(d.name) and d.is_dir() and not d.is_symlink()])
 
 
-def _board(s: Any) -> list[dict[str, Any]]:
-    from projections import board
+def _board(s: Any, column: str, typed: str) -> list[str]:
+    """The board's values of `column` starting with `typed`: one indexed page (the store's size does not matter)."""
     from projections.board import BountyBoard
+    from projections.board_prefix import starting_with
     from projections.runner import Runner
 
     Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
-    return board.rows(s.views)
+    return starting_with(s.views, column, typed, PAGE)
 
 
 @completer("task_id", profiles=EVERY_PROFILE)
 def task_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
-    return [row["task_id"] for row in _board(s) if row["task_id"]]
+    return _board(s, "task_id", typed)
 
 
 @completer("bounty_id", profiles=EVERY_PROFILE)
 def bounty_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
-    return [str(row["bounty_id"]) for row in _board(s)]
+    return _board(s, "bounty_id", typed)
 
 
 @completer("repo", profiles=EVERY_PROFILE)
 def repositories(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
-    return [row["repo"] for row in _board(s) if row["repo"]]
+    return _board(s, "repo", typed)

@@ -258,3 +258,29 @@ def test_chain_sync_catches_up_a_backlog_of_many_pages_in_one_run_and_is_one_rea
         assert sync_new_events(s, s.views) == 0 and reads.count["events_since"] == 1  # idle: one read
     finally:
         world.close()
+
+
+def test_completions_read_the_board_by_prefix_a_page_at_a_time_as_a_full_read_filtered_by_hand(
+        seeded: World) -> None:
+    from mcp_tools import completions
+    from projections.board_prefix import starting_with
+
+    s, every = seeded.sponsor, board.rows(seeded.sponsor.views)
+    for column, typed in (("bounty_id", ""), ("bounty_id", "1"), ("bounty_id", "5"), ("bounty_id", "x"),
+                          ("task_id", "ALICE/GROWTH#1"), ("task_id", "alice/growth#"), ("repo", "Alice/g"),
+                          ("repo", ""), ("repo", "alice/growthx")):
+        wanted = sorted({str(r[column]) for r in every if r[column] and str(r[column]).lower().startswith(
+            typed.lower())}, key=str.lower)
+        assert starting_with(s.views, column, typed, 100) == wanted, (column, typed)
+        assert starting_with(s.views, column, typed, 3) == wanted[:3], (column, typed)
+    assert starting_with(s.views, "repo", "", 100) == [REPO]  # one per repository, however many rows
+    assert list(completions.bounty_ids(s, "", {})) == sorted((r["bounty_id"] for r in every), key=str.lower)
+    assert len(list(completions.task_ids(s, "", {}))) == 60
+    if not s.views.postgres:
+        from projections.board_prefix import _key
+
+        with s.views.statement() as db:
+            plan = " ".join(str(row[-1]) for row in db.execute(
+                f"EXPLAIN QUERY PLAN SELECT task_id FROM bounty_board WHERE {_key('task_id', False)} >= 'a' "
+                f"AND {_key('task_id', False)} < 'b' ORDER BY {_key('task_id', False)} LIMIT 5"))
+        assert "USING INDEX bounty_board_prefix_task_id" in plan and "TEMP B-TREE" not in plan, plan
