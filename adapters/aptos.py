@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -41,6 +42,16 @@ from domain.errors import Code, Code3Error
 log = logging.getLogger(__name__)
 U64_MAX = 2**64 - 1
 NO_ADDRESS = "0x" + "0" * 64
+_ACCOUNT_TURNS: dict[str, threading.Lock] = {}  # address -> the lock its transactions are sent under
+_ACCOUNT_TURNS_GUARD = threading.Lock()
+
+
+def _account_turn(address: str) -> threading.Lock:
+    """The lock one account's transactions take in this process: concurrent calls acting as one identity
+    would read the same sequence number and sign two transactions with it (the node keeps one and refuses the
+    other). A process acts for a handful of identities, so the locks are kept."""
+    with _ACCOUNT_TURNS_GUARD:
+        return _ACCOUNT_TURNS.setdefault(address, threading.Lock())
 _TX_SALT = hashlib.sha3_256(b"APTOS::Transaction").digest()
 _ABORT = re.compile(r"^Move abort in (0x[0-9a-fA-F]+)::(\w+): (?:\w+\()?(0x[0-9a-fA-F]+|\d+)")
 FA_METADATA = "0x1::fungible_asset::Metadata"
@@ -160,8 +171,9 @@ class AptosChain:
         outbox = _Outbox(_account(signer), self._payload(function, values))
         log.debug("aptos: %s by %s", function, signer.address)
         try:
-            return self.policy.call(lambda: self._node.run(lambda rest: self._attempt(rest, outbox)),
-                                    sleep=self._sleep)
+            with _account_turn(signer.address):  # one account's transactions one at a time (sequence numbers)
+                return self.policy.call(lambda: self._node.run(lambda rest: self._attempt(rest, outbox)),
+                                        sleep=self._sleep)
         except RetryBudgetSpent as spent:
             in_doubt = f"transaction {outbox.hash} may still commit" if outbox.maybe_sent else ""
             raise self._spent(spent, f"commit {function}", in_doubt) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,10 +113,13 @@ class LazySigner:
         self.name = settings.identity
         self._settings = settings
         self._signer: Signer | None = None
+        self._loading = threading.Lock()  # concurrent first calls load (or create) the key once
 
     def load(self) -> Signer:
         if self._signer is None:
-            self._signer = identity(self._settings, self.name)
+            with self._loading:
+                if self._signer is None:
+                    self._signer = identity(self._settings, self.name)
         return self._signer
 
     @property

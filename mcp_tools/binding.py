@@ -1,5 +1,5 @@
 """A declared tool bound to the MCP SDK: the SDK's `Tool` with strict arguments, over a handler that the
-`Runtime` runs off the event loop with the services built on first use.
+`Runtime` runs off the event loop, concurrently with other calls, with the services built on first use.
 
 `sdk_tool(runtime, decl)` is the one place a declaration (`mcp_tools.declare`) becomes an SDK tool: the
 tools/list manifest (`mcp_tools.manifest`) is derived through it, and the server builds each tool through it
@@ -31,19 +31,41 @@ log = logging.getLogger("code3.mcp")
 
 
 class Runtime:
-    """Builds the services once, on first use, and runs handlers one at a time off the event loop."""
+    """Builds the services once, on first use, and runs handlers concurrently off the event loop.
+
+    There is no process-wide lock around handlers: a publish that waits 30 s on a slow forge must not stall an
+    `add` or a board read. What handlers share is safe across threads (the README's "Running on several
+    machines" says how): the event store judges racing writes to one aggregate by optimistic concurrency
+    (`EventStore.update_all` retries them), SQLite connections are guarded by their own locks, PostgreSQL
+    connections come from small pools, and the few acts that must be exclusive take a narrow lock named for
+    what it guards (a publish's turn per issue_hash, an account's transactions, a project directory's writes).
+    Only the building of the services is serialised (`services`): double-checked, so a call after the first
+    never waits for it.
+    """
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory = factory
         self._services: Any = None
-        self._lock = threading.Lock()
+        self._building = threading.Lock()  # guards the one build of the services, nothing else
+
+    def services(self) -> Any:
+        """The services, built by the first caller (the others wait for that build only); a build that fails
+        is tried again by the next call, so a misconfiguration fixed on disk needs no restart."""
+        services = self._services
+        if services is None:
+            with self._building:
+                if self._services is None:
+                    self._services = self._factory()
+                services = self._services
+        return services
+
+    def built(self) -> Any:
+        """The services if they were built, else None (never builds: for probes that must not wait)."""
+        return self._services
 
     def run(self, fn: Callable[[Any], Any]) -> Any:
-        """Run `fn(services)` under the same lock as the tools (the HTTP fronts use it)."""
-        with self._lock:
-            if self._services is None:
-                self._services = self._factory()
-            return fn(self._services)
+        """Run `fn(services)` in the calling thread (the HTTP fronts call it from worker threads)."""
+        return fn(self.services())
 
     def call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
         from domain.errors import Code3Error
@@ -62,12 +84,39 @@ class Runtime:
         except MCPError as exc:  # a family that answers in JSON-RPC errors (CodeNexus: -32000/-32001/-32002)
             failed = str(exc.code)
             raise
-        except Exception:
+        except Exception as exc:
+            conflict = write_conflict(exc)
+            if conflict is not None:  # concurrent calls lost a race past the store's own retries: a coded answer
+                failed = conflict.code.value
+                log.info("tool %s lost a write race: %s", decl.name, type(exc).__name__)
+                return error_result(dialects.failure(decl.handler.__module__, conflict, decl.error_text))
             failed = "E_INTERNAL"
             log.exception("tool %s raised an unexpected exception", decl.name)
             return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
         finally:
             metrics.tool_call(decl.name, time.perf_counter() - started, failed)
+
+
+def write_conflict(exc: BaseException) -> Any:
+    """The coded error (E_PRECONDITION, retry) for a write that lost a race with a concurrent call and whose
+    retries were spent: the event store's optimistic concurrency (eventsourcing's IntegrityError on a stale
+    aggregate), a PostgreSQL serialization failure or deadlock (SQLSTATE 40001, 40P01), SQLite still locked
+    after its busy timeout. None for any other exception (an E_INTERNAL, logged)."""
+    from domain.errors import Code, Code3Error
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:  # libraries wrap the driver's error (`from`)
+        seen.add(id(current))
+        name = type(current).__name__
+        state = getattr(current, "sqlstate", None)
+        locked = name == "OperationalError" and "database is locked" in str(current)
+        if (name == "IntegrityError" and type(current).__module__.startswith("eventsourcing")) \
+                or state in ("40001", "40P01") or locked:
+            return Code3Error(Code.PRECONDITION, "another call changed the same records at the same moment",
+                              "retry the call: it resumes where this one stopped")
+        current = current.__cause__
+    return None
 
 
 def _result(decl: ToolDecl, data: dict[str, Any]) -> CallToolResult:

@@ -1,8 +1,9 @@
 """`code3 serve`: one HTTP process on loopback — MCP streamable HTTP at /mcp, the ai-loom REST twins under
 /api and the GitHub webhook.
 
-The webhook, the REST routes and the tools share one Runtime (one set of services, one lock), so a
-merge delivery, a REST call and a tool call never interleave inside a handler.
+The webhook, the REST routes and the tools share one Runtime (one set of services, built once) and run
+concurrently, each in a worker thread: a slow call (a publish waiting on the forge) stalls no other
+(`mcp_tools.binding.Runtime` says what keeps that safe).
 
 Every route but the webhook (authenticated by its HMAC signature) and /healthz needs the serve token
 as `Authorization: Bearer <token>` (`Front`): /mcp, the REST routes under /api (their OpenAPI
@@ -20,6 +21,7 @@ import json
 import logging
 import secrets
 import signal
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,69 @@ def serve_token(state_dir: Path, configured: str | None = None) -> tuple[bytes, 
         raise ValueError(f"{path} holds no usable token; delete it and start `code3 serve` again")
     register_secret(token)
     return token, path
+
+
+class LiveToken:
+    """The serve token as it is now. A token from a file is read again when the file changes (`code3 serve
+    --rotate-token` replaces it), so a rotation refuses the old token and ends every web session at once,
+    without a restart; a file that is gone or unusable refuses every token until a new one is written. One
+    `stat` per request: no timer, nothing held."""
+
+    def __init__(self, token: bytes, path: Path | None = None) -> None:
+        self._token = token
+        self.path = path
+        self._stamp = _stamp(path) if path is not None else None
+        self._lock = threading.Lock()
+
+    def current(self) -> bytes:
+        if self.path is None:
+            return self._token
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            with self._lock:
+                self._token, self._stamp = self._reread(), stamp
+        return self._token
+
+    def _reread(self) -> bytes:
+        from adapters.private_files import read_private
+        from adapters.scrub import register_secret
+
+        assert self.path is not None
+        try:
+            token = (read_private(self.path) or b"").strip()
+        except Exception as exc:  # a planted or loose file is refused as at start
+            log.warning("the serve token file %s cannot be used (%s): every request is refused until "
+                        "`code3 serve --rotate-token` writes a new one", self.path, type(exc).__name__)
+            token = b""
+        if len(token) < MIN_TOKEN_LENGTH:
+            if token:
+                log.warning("the serve token file %s holds no usable token: every request is refused", self.path)
+            return secrets.token_urlsafe(32).encode()  # known to nobody: fail closed
+        register_secret(token)
+        log.warning("the serve token changed (%s): the old token and every web session are refused from now on",
+                    self.path)
+        return token
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def rotate_token(state_dir: Path, configured: str | None = None) -> Path:
+    """Write a new serve token into its file (0600, atomically: a reader sees the old or the new); a running
+    serve picks it up at its next request (`LiveToken`). Refused when the token comes from CODE3_SERVE_TOKEN."""
+    from adapters.private_files import private_dir, write_private
+
+    if configured is not None:
+        raise ValueError("the serve token comes from CODE3_SERVE_TOKEN: change that variable and restart the serve "
+                         "instead (--rotate-token replaces only a token file)")
+    path = private_dir(state_dir) / TOKEN_FILE
+    write_private(path, secrets.token_urlsafe(32).encode())
+    return path
 
 
 def authorized(scope: dict[str, Any], token: bytes) -> bool | None:
@@ -164,18 +229,26 @@ class Front:
     """ASGI in front of the SDK's app: the serve token on every route but the open ones, and JSON-RPC
     parse/invalid-request errors for POST /mcp."""
 
-    def __init__(self, app: Any, token: bytes, mcp_path: str = "/mcp", security: Any = None) -> None:
+    def __init__(self, app: Any, token: bytes | LiveToken, mcp_path: str = "/mcp", security: Any = None) -> None:
         self.app = app
-        self.token = token
+        self.tokens = token if isinstance(token, LiveToken) else LiveToken(token)
         self.mcp_path = mcp_path
         self.security = security  # the Host/Origin check (`host_security`), None when bound off loopback
         self.ready: Callable[[], str | None] | None = None  # /readyz's question (`readiness`), set by build_app
+        self.web: Any = None  # the web page's gate (`mcp_tools.web.app.WebGate`), set by build_app
+
+    @property
+    def token(self) -> bytes:
+        return self.tokens.current()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
+        if self.web is not None and self.web.owns(path):  # the web page answers its refusals in HTML
+            await self.web(scope, receive, send, self.app)
+            return
         problem = None if path == WEBHOOK_PATH else misdirected(scope, self.security)
         if problem is not None:
             await _json(send, problem[0], {"error": "misdirected", "message": problem[1]})
@@ -301,9 +374,13 @@ async def _unauthorized(send: Any, presented: bool) -> None:
 # --- the app ----------------------------------------------------------------------------------------------------------
 
 def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all",
-              token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0") -> Any:
+              token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0",
+              token_file: Path | None = None, session_hours: float = 12.0) -> Any:
+    """`token_file`: where the token came from, watched for `serve --rotate-token` (None: fixed, as from
+    CODE3_SERVE_TOKEN); `session_hours`: how long a web page login lasts."""
     if token is None or len(token) < MIN_TOKEN_LENGTH:
         raise ValueError("code3 serve needs a serve token (see mcp_tools.http_app.serve_token)")
+    tokens = LiveToken(token, token_file)
     runtime = Runtime(factory)
     server = build_server(factory, profile=profile, runtime=runtime, tools=tools, version=version)
 
@@ -332,7 +409,7 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     async def ready(request: Request) -> Response:
         """200 `ready` or 503 `not ready` and nothing more without the token; `?verbose` with it adds why."""
         verbose = "verbose" in request.query_params
-        if verbose and not authorized(request.scope, token):
+        if verbose and not authorized(request.scope, tokens.current()):
             return JSONResponse({"error": "unauthorized", "message": "/readyz?verbose needs the serve token"},
                                 status_code=401, headers={"www-authenticate": 'Bearer realm="code3"'})
         error: str | None = "Timeout"
@@ -356,9 +433,14 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     security = host_security(host)  # the same Host/Origin rule in the SDK's transport and in `Front`
     app = server.streamable_http_app(host=host, transport_security=security)
     # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
-    # and the same Runtime (one lock) as the tools; behind `Front`, so the serve token guards them as it does /mcp
+    # and the same Runtime (the same services) as the tools; behind `Front`, so the serve token guards them as it
+    # does /mcp
     app.mount("/api", build_rest(runtime.run))
-    front = Front(app, token, security=security)
+    from mcp_tools.web.app import WebGate, web_routes
+
+    app.router.routes.extend(web_routes(runtime, tokens.current, session_hours))  # the web page at /
+    front = Front(app, tokens, security=security)
+    front.web = WebGate(tokens.current, security)
     front.ready = lambda: readiness(runtime, local_too=False)  # the question `serve`'s outage watchdog asks
     return front
 
@@ -368,14 +450,14 @@ READY_TIMEOUT_S = 5.0
 
 def readiness(runtime: Runtime, local_too: bool = True) -> str | None:
     """None when this serve reaches its database, else the class of the error that keeps it from it. Before the
-    services exist they are built (under the tools' lock, once); on SQLite, a `SELECT 1` on the file outside that
-    lock (`local_too`; the outage watchdog asks only about PostgreSQL)."""
+    services exist they are built (once, by whichever call comes first); on SQLite, a `SELECT 1` on the file
+    (`local_too`; the outage watchdog asks only about PostgreSQL)."""
     from adapters import sql
 
     if sql.PgPool.all():
         return sql.probe()
     try:
-        services = runtime._services or runtime.run(lambda s: s)  # peeked: a long call must not hold readiness
+        services = runtime.services()
         if local_too and not services.views.postgres:
             services.views.query("SELECT 1")
     except Exception as exc:
@@ -399,12 +481,14 @@ def store_figures(run: Callable[[Callable[[Any], Any]], Any]) -> dict[str, Any] 
 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
-          token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0") -> None:
+          token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0",
+          token_file: Path | None = None, session_hours: float = 12.0) -> None:
     """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both). `version`: Code3's, for serverInfo."""
     import uvicorn
 
     # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
-    app = build_app(factory, secret, host, token=token, tools=tools, version=version)
+    app = build_app(factory, secret, host, token=token, tools=tools, version=version, token_file=token_file,
+                    session_hours=session_hours)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
                             log_config=None)  # uvicorn's lines through the root handlers: scrubbed, JSON on request
     server = uvicorn.Server(config)

@@ -5,6 +5,7 @@ catching it up."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,7 @@ def change_file(s: Services, path: str, mutate: Callable[[FileMeta], Any]) -> tu
 
 
 _BASELINE_KNOWN: set[Path] = set()
+_BASELINE_LOCK = threading.Lock()
 
 
 def _remember_baseline(s: Services) -> None:
@@ -167,7 +169,14 @@ def _remember_baseline(s: Services) -> None:
     where to look for renames from (one git call per process at most; nothing outside git)."""
     if s.project in _BASELINE_KNOWN:
         return
-    _BASELINE_KNOWN.add(s.project)
+    with _BASELINE_LOCK:  # concurrent first writes of a serve: the later ones wait until it is recorded
+        if s.project in _BASELINE_KNOWN:
+            return
+        _record_baseline(s)
+        _BASELINE_KNOWN.add(s.project)
+
+
+def _record_baseline(s: Services) -> None:
     pid = project_id(s)
     if s.store.get(NexusBaseline, NexusBaseline.create_id(pid)) is not None:
         return

@@ -8,7 +8,10 @@ hash on chain), so a retry after a crash at any point resumes without a second i
 from __future__ import annotations
 
 import re
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -103,11 +106,12 @@ def publish_issue_with_metadata(
         # amount is refused here instead of opening a second issue and bounty
         index_change("publish", feature_id, key))[0], "the publish's Issue")
     _refuse_other_terms(s, issue, mode, hold)  # before any side effect of this call
-    if issue.bounty_id is None:
-        issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
-    issue = _open_issue(s, issue, spec_text)
-    issue = _create_bounty(s, issue, mode, hold)
-    issue = _write_back(s, issue)
+    with _turn_in_process(key):  # racing publishes of one key in this process: one at a time (see below)
+        if issue.bounty_id is None:
+            issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
+        issue = _open_issue(s, issue, spec_text)
+        issue = _create_bounty(s, issue, mode, hold)
+        issue = _write_back(s, issue)
     return {"success": True,
             "issue": {"url": issue.url, "number": issue.number, "issue_hash": key},
             "bounty": {"bounty_id": issue.bounty_id, "amount": issue.amount, "asset": issue.asset,
@@ -146,6 +150,35 @@ def _metadata(issue: Issue, chain: str) -> IssueMetadata:
 
 
 OPENING_CLAIM_S = 30.0
+
+
+_TURNS: dict[str, tuple[threading.Lock, int]] = {}  # issue_hash -> (its lock, how many calls use it)
+_TURNS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _turn_in_process(key: str) -> Iterator[None]:
+    """One publish of `key` at a time in this process. The opening claim (`_take_turn`) tells processes apart
+    (PROCESS_OWNER) but not the concurrent calls of one serve, which would both hold it: the second waits here
+    for the first and then resumes its saga (finding the issue and bounty made). Other keys never wait."""
+    with _TURNS_GUARD:
+        lock, users = _TURNS.get(key, (threading.Lock(), 0))
+        _TURNS[key] = (lock, users + 1)
+    try:
+        if not lock.acquire(timeout=2 * OPENING_CLAIM_S):
+            raise Code3Error(Code.PRECONDITION, "another publish of this issue is still opening it",
+                             "retry in a minute: the same call resumes it")
+        try:
+            yield
+        finally:
+            lock.release()
+    finally:
+        with _TURNS_GUARD:
+            lock, users = _TURNS[key]
+            if users == 1:
+                del _TURNS[key]
+            else:
+                _TURNS[key] = (lock, users - 1)
 
 
 def _take_turn(s: Services, issue: Issue) -> Issue:

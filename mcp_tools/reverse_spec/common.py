@@ -156,13 +156,14 @@ def redacted(merged: MergedSkeleton, counts: Counter[str] | None = None) -> Merg
     files = []
     for f in merged.files:
         key = (f.path, f.sha256)
-        if key not in _REDACTED:
+        entry = _REDACTED.get(key)  # one lookup: a concurrent call may clear the cache between two
+        if entry is None:
             if len(_REDACTED) > 200_000:
                 _REDACTED.clear()
             found: Counter[str] = Counter()
             exports = [_redact_export(e, found) for e in f.exports]
-            _REDACTED[key] = (exports if found else None, found)
-        exports_or_none, found = _REDACTED[key]
+            entry = _REDACTED[key] = (exports if found else None, found)
+        exports_or_none, found = entry
         if counts is not None:
             counts.update(found)
         files.append(f if exports_or_none is None else f.model_copy(update={"exports": exports_or_none}))
