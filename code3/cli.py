@@ -144,6 +144,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mcp_tools import manifest
     from mcp_tools.http_app import serve, serve_token
 
+    if args.print_url or args.rotate_token:
+        return _serve_web_login(args)
     if args.print_token:  # the one place the token is printed: the user asked for it
         try:
             token, _ = serve_token(_settings(args).secrets_dir, _settings(args).serve_token)
@@ -174,10 +176,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # where the bearer token for /mcp is, never the token itself (`--print-token` prints it)
         auth = {"token_file": str(token_file)} if token_file else {"token_from": "CODE3_SERVE_TOKEN"}
         print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "api": f"{url}/api",
-                          "webhook": f"{url}/webhooks/github", **auth}), flush=True)
+                          "webhook": f"{url}/webhooks/github", "web": f"{url}/",
+                          "web_login": f"code3 serve --print-url --port {port}", **auth}), flush=True)
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
-          tools=manifest.cached(settings.cache_dir), version=__version__)
+          tools=manifest.cached(settings.cache_dir), version=__version__, token_file=token_file,
+          session_hours=_session_hours())
+    return 0
+
+
+def _session_hours() -> float:
+    from mcp_tools.web.auth import session_hours
+
+    try:
+        return session_hours(os.environ.get("CODE3_WEB_SESSION_HOURS"))
+    except ValueError as exc:
+        raise _usage("serve", str(exc), "CODE3_WEB_SESSION_HOURS=12 code3 serve") from None
+
+
+def _serve_web_login(args: argparse.Namespace) -> int:
+    """`--print-url`: a one-time login URL for the web page of the serve on --port (the serve checks the code
+    against the same token); `--rotate-token`: a new token file, which ends every session and the old token."""
+    from mcp_tools.http_app import rotate_token, serve_token
+    from mcp_tools.web.auth import login_url, mint_code
+
+    settings = _settings(args)
+    if args.rotate_token:
+        try:
+            path = rotate_token(settings.secrets_dir, settings.serve_token)
+        except ValueError as exc:
+            raise _serve_refused(str(exc)) from None
+        print(json.dumps({"rotated": True, "token_file": str(path),
+                          "note": "a running serve refuses the old token and every web session from its next request; "
+                                  "give MCP clients the new token (`code3 serve --print-token`)"}))
+        return 0
+    if not 0 < args.port <= 65535:
+        raise _usage("serve", "--print-url needs the port the serve listens on",
+                     "code3 serve --print-url --port 8765 (the port `code3 serve` printed)")
+    try:
+        token, _ = serve_token(settings.secrets_dir, settings.serve_token)
+    except ValueError as exc:
+        raise _serve_refused(str(exc)) from None
+    print(login_url(args.host, args.port, mint_code(token, args.port)))  # good once, for ten minutes
     return 0
 
 
@@ -409,12 +449,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_forge)
 
     p = common(sub.add_parser("serve", help="HTTP on loopback: MCP at /mcp, the ai-loom REST routes under /api, "
-                                             "the GitHub webhook at /webhooks/github"))
+                                             "the GitHub webhook at /webhooks/github, the web page at /"))
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="0 picks a free port (printed on stdout)")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
     p.add_argument("--print-token", action="store_true",
                    help="print the bearer token /mcp and /api require (creating it on first use) and exit")
+    p.add_argument("--print-url", action="store_true",
+                   help="print a one-time login URL (good for 10 minutes) for the web page of the serve on --port "
+                        "and exit")
+    p.add_argument("--rotate-token", action="store_true",
+                   help="write a new serve token file and exit: a running serve refuses the old token and ends "
+                        "every web session")
     p.set_defaults(func=cmd_serve)
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))

@@ -64,6 +64,8 @@ VARIABLES = {
     "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
                          "16 characters (default: generated once into CODE3_HOME/projects/<key>/serve_token; "
                          "never logged)",
+    "CODE3_WEB_SESSION_HOURS": "how long a login to `code3 serve`'s web page lasts, in hours (default: 12; at most "
+                               "720): the session cookie's Max-Age, also checked by the serve",
     "CODE3_LOOM_SHARE_INTERNAL": "ai-loom: 1/true/yes/on to answer `internal` annotations' comments over MCP and "
                                  "REST and stitch them; off by default (their comments are null and stitch leaves "
                                  "them out); `secret` ones never leave whatever this says",

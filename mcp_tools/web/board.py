@@ -1,0 +1,129 @@
+"""The board page at `/`: bounties filtered, sorted and paged by the database, with the totals beside them.
+
+The filters are a GET form (a link to a filtered board can be shared and reloaded); every value is checked
+against what the board can hold before it reaches SQL, and a value it cannot hold is a 400 page that says
+so, never a silently empty board. The board is caught up with the log before it is read (only when the log
+is ahead of it: an idle page costs two small reads), so the page shows this process's own writes at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from domain.contract import Status
+from mcp_tools.web.render import page
+
+PAGE_SIZE = 50
+MAX_PAGE = 100_000
+# the board's states as the page names them (the contract's), and the cancellations told apart
+STATES: dict[str, tuple[str, ...]] = {
+    "open": (Status.OPEN.name,), "started": (Status.STARTED.name,), "pr_submitted": (Status.PR_SUBMITTED.name,),
+    "merged": (Status.MERGED.name,), "cooling": (Status.COOLING_DOWN.name,), "paid": (Status.PAID.name,),
+    "cancelled": (Status.CANCELLED.name,),
+}
+STATE_LABELS = {Status.OPEN.name: "open", Status.STARTED.name: "started", Status.PR_SUBMITTED.name: "PR submitted",
+                Status.MERGED.name: "merged", Status.COOLING_DOWN.name: "cooling", Status.PAID.name: "paid",
+                Status.CANCELLED.name: "cancelled"}
+SORTS = {"newest": "newest first", "oldest": "oldest first", "amount_desc": "largest amount first",
+         "amount_asc": "smallest amount first"}
+MODES = ("exclusive", "contest")
+REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+ASSET = re.compile(r"[A-Za-z0-9_]{1,32}")
+
+
+class BadFilter(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Filters:
+    state: str = ""
+    repo: str = ""
+    asset: str = ""
+    mode: str = ""
+    sort: str = "newest"
+    page: int = 1
+
+    @classmethod
+    def parse(cls, params: Any) -> Filters:
+        def one(name: str) -> str:
+            return str(params.get(name, "")).strip()
+
+        state, repo, asset, mode, sort = one("state"), one("repo"), one("asset"), one("mode"), one("sort") or "newest"
+        if state and state not in STATES:
+            raise BadFilter(f"state {state[:40]!r} is not one of {', '.join(STATES)}")
+        if repo and not REPO.fullmatch(repo):
+            raise BadFilter(f"repository {repo[:80]!r} is not owner/name")
+        if asset and not ASSET.fullmatch(asset):
+            raise BadFilter(f"asset {asset[:40]!r} is not an asset symbol")
+        if mode and mode not in MODES:
+            raise BadFilter(f"mode {mode[:40]!r} is not exclusive or contest")
+        if sort not in SORTS:
+            raise BadFilter(f"sort {sort[:40]!r} is not one of {', '.join(SORTS)}")
+        raw_page = one("page") or "1"
+        if not raw_page.isdigit() or not 1 <= int(raw_page) <= MAX_PAGE:
+            raise BadFilter(f"page {raw_page[:20]!r} is not a page number (1 to {MAX_PAGE})")
+        return cls(state, repo, asset, mode, sort, int(raw_page))
+
+    def query(self, **changes: Any) -> str:
+        values = {"state": self.state, "repo": self.repo, "asset": self.asset, "mode": self.mode, "sort": self.sort,
+                  "page": self.page, **changes}
+        kept = {k: v for k, v in values.items() if v and not (k == "sort" and v == "newest")
+                and not (k == "page" and v == 1)}
+        return "?" + urlencode(kept) if kept else "?"
+
+
+def read_board(s: Any, filters: Filters, now: int) -> dict[str, Any]:
+    """One page of rows and the totals, from the caught-up board."""
+    from projections import board
+
+    catch_up_board(s)
+    rows = board.query(s.views, states=STATES.get(filters.state, ()), repo=filters.repo or None,
+                       asset=filters.asset or None, limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
+    more = len(rows) > PAGE_SIZE
+    return {"rows": [_row(s, r, now) for r in rows[:PAGE_SIZE]], "more": more, "totals": []}
+
+
+def catch_up_board(s: Any) -> None:
+    """Apply what the log holds beyond the board (nothing to do, and no write, when it is caught up)."""
+    from projections.board import BountyBoard
+    from projections.runner import Runner
+
+    runner = Runner(s.store, s.views)
+    if runner.position(BountyBoard.name) < (s.store.recorder.max_notification_id() or 0):
+        runner.catch_up(BountyBoard(), keep_lease=False)
+
+
+def _row(s: Any, row: dict[str, Any], now: int) -> dict[str, Any]:
+    number = row["task_id"].rsplit("#", 1)[1] if row.get("task_id") and "#" in row["task_id"] else None
+    issue_url = f"{s.forge.repo_url(row['repo'])}/issues/{number}" if number else None
+    cooling = row.get("cooling_until")
+    return {**row, "state_label": STATE_LABELS.get(row["state"], row["state"].lower()), "issue_url": issue_url,
+            "cooling_left": (cooling - now) if cooling and row["state"] == Status.COOLING_DOWN.name else None,
+            "mode": row.get("mode") or ""}
+
+
+def routes(web: Any) -> list[BaseRoute]:
+    async def board_page(request: Request) -> Response:
+        try:
+            filters = Filters.parse(request.query_params)
+        except BadFilter as exc:
+            return page("message.html", status=400, title="This board filter cannot be used", message=str(exc),
+                        port=0, show_login_help=False, live=None)
+
+        def read(s: Any) -> dict[str, Any]:
+            now = int(s.chain.now())
+            return {**read_board(s, filters, now), "now": now}
+
+        found = await web.read(read)
+        return page("board.html", nav="board", live="board", filters=filters, states=STATES, sorts=SORTS,
+                    modes=MODES, **found)
+
+    return [Route("/", board_page, methods=["GET"])]
