@@ -116,7 +116,7 @@ def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: 
     """Every route of the web page; `http_app.build_app` mounts them behind `WebGate`."""
     from starlette.staticfiles import StaticFiles
 
-    from mcp_tools.web import board, bounty, live
+    from mcp_tools.web import board, bounty, knowledge, live
 
     web = Web(runtime, current_token, session_hours)
 
@@ -141,5 +141,6 @@ def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: 
         *board.routes(web),
         *bounty.routes(web),
         *live.routes(web),
+        *knowledge.routes(web),
     ]
     return routes
