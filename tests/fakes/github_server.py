@@ -27,6 +27,7 @@ from adapters.git import git, init_bare, merge_branch
 from tests.fakes.github_payloads import JSON, Payloads
 
 API = "/api/v3"
+ISSUES = re.compile(r"^/repos/[^/]+/[^/]+/issues$")  # where issues are created (POST)
 GIT_PATH = re.compile(r"^/(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/(?P<rest>info/refs|git-upload-pack|git-receive-pack)$")
 
 
@@ -82,6 +83,16 @@ class CommentRec:
     author: str
     created: float
     updated: float
+
+
+@dataclass
+class IssueHold:
+    """`FakeGitHub.hold_issue_creation`'s knob: how long an issue creation waits, what ends the wait early, and
+    whether a creation is waiting now."""
+
+    seconds: float
+    release: threading.Event = field(default_factory=threading.Event)
+    entered: threading.Event = field(default_factory=threading.Event)
 
 
 class HttpError(Exception):
@@ -144,6 +155,19 @@ class FakeGitHub:
         with self._lock:
             self._failures += [Failure(status, dict(headers or {}), body or default, after_commit, kind)
                                for _ in range(count)]
+
+    def hold_issue_creation(self, seconds: float) -> IssueHold:
+        """A slow GitHub: every issue creation waits `seconds` (or until `release` is set) before it is made and
+        answered, outside the stand-in's lock, so its other requests go on meanwhile; `entered` is set once one
+        waits."""
+        self._issue_hold = IssueHold(seconds)
+        return self._issue_hold
+
+    def wait_if_held(self, method: str, path: str) -> None:
+        hold = getattr(self, "_issue_hold", None)
+        if hold is not None and method == "POST" and ISSUES.match(path):
+            hold.entered.set()
+            hold.release.wait(hold.seconds)
 
     def rate_limit_next(self, count: int = 1, reset_in: int | None = None, retry_after: int | None = None,
                         status: int = 403) -> None:
@@ -316,6 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                              self.headers, body, login)
         else:
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            self.fake.wait_if_held(self.command, url.path[len(API):])
             try:
                 data = json.loads(body) if body.strip() else None
                 status, payload, headers = self.fake.api(self.command, url.path[len(API):] or "/", query, data,
