@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,26 +51,39 @@ def history(store: EventStore, aggregate_id: UUID) -> list[dict[str, Any]]:
 def export(store: EventStore, path: Path, signer: Signer) -> int:
     """JSON lines, each with the previous line's hash; a trailer closes the chain and is signed (ed25519) by
     `signer`, whose public key and address it carries. Written to a temporary file, then renamed."""
-    prev = GENESIS
     count = 0
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as out:
-            for position, event in iter_log(store):
-                record = {"seq": position, **event_record(event), "prev": prev}
-                prev = hashlib.sha256(canonical_json(record).encode()).hexdigest()
-                out.write(canonical_json({**record, "hash": prev}) + "\n")
+            for line in export_lines(iter_log(store), signer):
+                out.write(line)
                 count += 1
-            public = public_key_of(signer.private_key_hex)
-            trailer = {"trailer": True, "format": FORMAT, "count": count, "last": prev,
-                       "exported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "alg": "ed25519",
-                       "signer": {"name": signer.name, "address": signer.address, "public_key": public.hex()}}
-            signature = sign(signer, canonical_json(trailer).encode())
-            out.write(canonical_json({**trailer, "signature": signature.hex()}) + "\n")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return count
+    return count - 1  # the trailer is no event
+
+
+def export_lines(events: Iterable[tuple[int, Any]], signer: Signer, scope: dict[str, Any] | None = None
+                 ) -> Iterator[str]:
+    """The export's lines for `events` ((sequence number, domain event) pairs, numbers increasing): the whole log
+    (`export`) or a part of it, such as one bounty's events (the web page's download); `scope`, when given, is
+    named in the trailer (what part of the log this is). The same chain of hashes and signed trailer either
+    way, so `check` verifies both."""
+    prev = GENESIS
+    count = 0
+    for position, event in events:
+        record = {"seq": position, **event_record(event), "prev": prev}
+        prev = hashlib.sha256(canonical_json(record).encode()).hexdigest()
+        yield canonical_json({**record, "hash": prev}) + "\n"
+        count += 1
+    public = public_key_of(signer.private_key_hex)
+    trailer = {"trailer": True, "format": FORMAT, "count": count, "last": prev,
+               "exported_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "alg": "ed25519",
+               "signer": {"name": signer.name, "address": signer.address, "public_key": public.hex()},
+               **({"scope": scope} if scope is not None else {})}
+    signature = sign(signer, canonical_json(trailer).encode())
+    yield canonical_json({**trailer, "signature": signature.hex()}) + "\n"
 
 
 @dataclass
