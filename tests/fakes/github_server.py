@@ -27,6 +27,7 @@ from adapters.git import git, init_bare, merge_branch
 from tests.fakes.github_payloads import JSON, Payloads
 
 API = "/api/v3"
+CONTROL = "/_control/"  # a maintainer's clicks and the state dump of the standalone stand-in
 ISSUES = re.compile(r"^/repos/[^/]+/[^/]+/issues$")  # where issues are created (POST)
 GIT_PATH = re.compile(r"^/(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/(?P<rest>info/refs|git-upload-pack|git-receive-pack)$")
 
@@ -112,7 +113,7 @@ class _State:
 class FakeGitHub:
     """Start with `with FakeGitHub(tokens={"tok": "alice"}) as gh:`; `gh.api_url` goes to GitHubForge."""
 
-    def __init__(self, root: Path | None = None, tokens: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path | None = None, tokens: dict[str, str] | None = None, port: int = 0) -> None:
         self._tmp = None if root else tempfile.TemporaryDirectory(prefix="fake-github-")
         self.root = Path(root or self._tmp.name)  # type: ignore[union-attr]
         self.git_root = self.root / "git"
@@ -124,7 +125,7 @@ class FakeGitHub:
         self._lock = threading.RLock()
         self._ids = itertools.count(1000)
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
         self.web_url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.api_url = self.web_url + API
@@ -326,6 +327,12 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         kind = "api" if url.path == API or url.path.startswith(API + "/") else "git"
         body = self._read_body()
+        if url.path.startswith(CONTROL):  # the operator's side, no GitHub API (tests/fakes/github_control.py)
+            from tests.fakes.github_control import control
+
+            status, answer = control(self.fake, self.command, url.path[len(CONTROL):], body)
+            self._send(status, {"Content-Type": "application/json"}, json.dumps(answer).encode())
+            return
         failure = self.fake.take_failure(kind)
         if failure is not None and not failure.after_commit:
             self._fail(url.path, kind, failure)
@@ -382,3 +389,9 @@ def github_forge(tmp_path: Path) -> Iterator[tuple[Any, Callable[[str], Any]]]:
         forge = GitHubForge("contract-token", base_url=server.api_url, sleep=lambda _s: None)
         yield forge, server.create_repo
         forge.close()
+
+
+if __name__ == "__main__":
+    from tests.fakes.github_control import main
+
+    main()
