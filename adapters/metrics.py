@@ -114,6 +114,12 @@ class _StoreCollector:
         for name, behind in self.store["lag"].items():
             lag.add_metric([name], behind)
         yield lag
+        failing = GaugeMetricFamily("code3_projection_failing_rounds",
+                                    "Rounds in a row a follower stopped on a transient failure (the forge away or "
+                                    "rate-limiting); 0 when its last round went through", labels=["projection"])
+        for name, rounds in self.store.get("failing", {}).items():
+            failing.add_metric([name], rounds)
+        yield failing
         dead = GaugeMetricFamily("code3_dead_letters", "Events or deliveries given up on, by where they wait",
                                  labels=["queue"])
         for queue, count in self.store["dead_letters"].items():

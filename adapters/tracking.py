@@ -1,10 +1,13 @@
-"""Durable positions beside the events: how far each projection has applied the log, who holds its
-lease, and named cursors over other sequences (the chain's versions).
+"""Durable positions beside the events: how far each projection has applied the log (and with which version
+of its projector), who holds its lease, how its side effects fare, and named cursors over other sequences
+(the chain's versions).
 
 A position is written in the same transaction as the view change it tracks, so a projection resumes
-exactly where it stopped and never applies an event twice. A lease lets one runner at a time drive a
-projection with side effects (and a claim lets one worker run one payout); a lease held by a dead process
-on this host is free at once.
+exactly where it stopped and never applies an event twice. A pure projection is caught up under a lock on
+its tracking row (`lock_position`: `SELECT ... FOR UPDATE` on PostgreSQL; SQLite's `BEGIN IMMEDIATE`
+serialises every writer already), so any process may catch it up at any time. A lease lets one runner at a
+time drive a projection with side effects (and a claim lets one worker run one payout); a lease held by a
+dead process on this host is free at once.
 
 Leases span hosts, so their time is the database's (PostgreSQL's `clock_timestamp()`, SQLite's own clock):
 two hosts whose clocks disagree still agree on when a lease ends. A lease is short (`LEASE_S`, 8 s) and a
@@ -21,16 +24,19 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sqlite3
 import threading
 import uuid
 import weakref
 
-from adapters.sql import Cursor, SqlDb, unreachable
+from adapters.sql import DDL_LOCK, Cursor, SqlDb, unreachable
 
 log = logging.getLogger("code3.leases")
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS projection_tracking (name TEXT PRIMARY KEY, position BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS projection_tracking (name TEXT PRIMARY KEY, position BIGINT NOT NULL, version INTEGER);
+CREATE TABLE IF NOT EXISTS projection_health (name TEXT PRIMARY KEY, failures INTEGER NOT NULL,
+    failing_since DOUBLE PRECISION, error TEXT);
 CREATE TABLE IF NOT EXISTS projection_leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,
     expires_at DOUBLE PRECISION NOT NULL);
 CREATE TABLE IF NOT EXISTS payout_claims (name TEXT PRIMARY KEY, owner TEXT NOT NULL,
@@ -42,14 +48,63 @@ RENEW_S = 2.0  # how often a live holder's heartbeat renews what it holds
 TABLES = ("projection_leases", "payout_claims")
 
 
+_MIGRATED: weakref.WeakSet[SqlDb] = weakref.WeakSet()
+
+
+def ensure_tracking(db: SqlDb) -> None:
+    """The tables, and on a database whose `projection_tracking` predates projector versions, its `version`
+    column added (NULL: built before versions existed); every position is kept."""
+    db.ensure(SCHEMA)
+    if db in _MIGRATED:
+        return
+    if db.postgres:  # looked up first: an ALTER would wait for every catch-up in flight, even as a no-op
+        missing = not db.query("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                               "AND table_name = 'projection_tracking' AND column_name = 'version'")
+        if missing:
+            with db.transaction() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
+                cur.execute("ALTER TABLE projection_tracking ADD COLUMN IF NOT EXISTS version INTEGER")
+    else:
+        with db.statement() as cur:
+            columns = {row[1] for row in cur.execute("PRAGMA table_info(projection_tracking)").fetchall()}
+            if "version" not in columns:
+                try:
+                    cur.execute("ALTER TABLE projection_tracking ADD COLUMN version INTEGER")
+                except sqlite3.OperationalError as exc:  # another process added it a moment ago
+                    if "duplicate column" not in str(exc):
+                        raise
+    _MIGRATED.add(db)
+
+
 def tracked(cur: Cursor, name: str) -> int:
     row = cur.execute("SELECT position FROM projection_tracking WHERE name = ?", (name,)).fetchone()
     return int(row[0]) if row else 0
 
 
-def track(cur: Cursor, name: str, position: int) -> None:
-    cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, ?) ON CONFLICT (name) "
-                "DO UPDATE SET position = excluded.position", (name, position))
+def tracking(cur: Cursor, name: str) -> tuple[int, int | None]:
+    """The position and the projector version of `name`, unlocked (0 and None when it was never tracked)."""
+    row = cur.execute("SELECT position, version FROM projection_tracking WHERE name = ?", (name,)).fetchone()
+    return (int(row[0]), None if row[1] is None else int(row[1])) if row else (0, None)
+
+
+def lock_position(db: SqlDb, cur: Cursor, name: str) -> tuple[int, int | None]:
+    """`tracking`, with the row locked until the transaction ends: catch-ups of one projection run one at a
+    time (other projections and the writers of events are not held up on PostgreSQL)."""
+    cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, 0) ON CONFLICT (name) DO NOTHING",
+                (name,))
+    lock = " FOR UPDATE" if db.postgres else ""  # SQLite's BEGIN IMMEDIATE already serialises writers
+    row = cur.execute(f"SELECT position, version FROM projection_tracking WHERE name = ?{lock}", (name,)).fetchone()
+    return int(row[0]), None if row[1] is None else int(row[1])
+
+
+def track(cur: Cursor, name: str, position: int, version: int | None = None) -> None:
+    """Record `position` (and, given, the projector version the read model is now built with)."""
+    if version is None:
+        cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, ?) ON CONFLICT (name) "
+                    "DO UPDATE SET position = excluded.position", (name, position))
+        return
+    cur.execute("INSERT INTO projection_tracking (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) "
+                "DO UPDATE SET position = excluded.position, version = excluded.version", (name, position, version))
 
 
 def db_now(db: SqlDb, cur: Cursor) -> float:

@@ -35,7 +35,7 @@ from code3 import wiring
 from mcp_tools.lifecycle import publish, work
 from projections import board
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import follow
 from scheduler.worker import run_worker
 
 SAMPLES = 9
@@ -72,7 +72,7 @@ def _lifecycle(world: World, project: Path, tag: str) -> dict[str, float]:
         times["publish"].append(ms)
         published.append((fid, answer))
     for _ in range(SAMPLES):
-        ms, _rows = _timed(lambda: (Runner(bob.store, bob.views).catch_up(BountyBoard(), keep_lease=False),
+        ms, _rows = _timed(lambda: (follow(bob.store, bob.views, BountyBoard()),
                                     board.best_open(bob.views, 0, bob.signer.address, False, work.BEST_PAGE)))
         times["board read"].append(ms)
     accepted = {}

@@ -18,7 +18,7 @@ from domain.bounty import Bounty
 from domain.chain_events import ChainEvent
 from projections.board import BountyBoard
 from projections.replay import replay_aggregates
-from projections.runner import Runner
+from projections.runner import follow
 
 EVENTS = 100_000
 PAGE = 1000
@@ -74,7 +74,7 @@ def rows() -> list[Row]:
         cold = open_store(root)  # a cold start: a new process's store, no cache
         baseline = min(_timed(lambda: _read_only(cold)) for _ in range(3))
         views = SqlDb.sqlite(root / "views.sqlite")
-        catch_up = _timed(lambda: Runner(cold, views).catch_up(BountyBoard(), limit=PAGE))
+        catch_up = _timed(lambda: follow(cold, views, BountyBoard(), limit=PAGE))
         views.close()
         replay = _timed(lambda: replay_aggregates(cold))
         cold.close()

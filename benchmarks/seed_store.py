@@ -54,7 +54,7 @@ from mcp_tools.lifecycle.chain_sync import CURSOR
 from mcp_tools.lifecycle.publish import _metadata, chain_name
 from mcp_tools.services import Services
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import follow
 
 REPO = "alice/growth"
 SPONSOR, WORKER = "alice", "bob"
@@ -251,7 +251,7 @@ def _bounty(events: list[ChainEvent]) -> Bounty:
 def _catch_up_views(world: World) -> None:
     """The board by its projector; the chain cursor and the forge mirror at the end of what was seeded."""
     s = world.sponsor
-    Runner(s.store, s.views).catch_up(BountyBoard(), limit=5000, keep_lease=False)
+    follow(s.store, s.views, BountyBoard(), limit=5000)
     NamedCursor(s.views, CURSOR).advance(world.ledger.latest_version())
     last = s.store.recorder.max_notification_id() or 0
     with s.views.transaction() as cur:

@@ -128,6 +128,13 @@ def diagnose(settings: Settings) -> list[Check]:
     def lag() -> str:
         snap, *_ = operations()
         shown = ", ".join(f"{name} {behind}" for name, behind in snap.lag().items())
+        stuck = snap.stuck()
+        if stuck:  # a worker runs, but its follower keeps stopping at the same event
+            raise Code3Error(Code.PRECONDITION, "behind the log (head " + str(snap.head) + "): " + "; ".join(
+                f"{n} by {s['behind']} event(s), stopped {s['failures']} rounds in a row for {s['for_s']:.0f} s "
+                f"by a transient failure ({s['error']})" for n, s in stuck.items()),
+                "the worker tries again every round: check that the forge answers (CODE3_GITHUB_API_URL, the "
+                "token's rate limit) and the worker's log")
         stalled = snap.stalled()
         if stalled:
             raise Code3Error(Code.PRECONDITION, f"behind the log (head {snap.head}) with no live worker: "

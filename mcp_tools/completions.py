@@ -33,9 +33,9 @@ def _board(s: Any, column: str, typed: str) -> list[str]:
     """The board's values of `column` starting with `typed`: one indexed page (the store's size does not matter)."""
     from projections.board import BountyBoard
     from projections.board_prefix import starting_with
-    from projections.runner import Runner
+    from projections.runner import follow
 
-    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
+    follow(s.store, s.views, BountyBoard())  # read our own writes
     return starting_with(s.views, column, typed, PAGE)
 
 

@@ -3,6 +3,7 @@ log identically (on SQLite and PostgreSQL).
 
 A row keeps the seed's Annotation view as the aggregate stood after the event, which never holds a
 secret annotation's comment or quoted text (the log holds them sealed); ordered by priority, file, line.
+A pure projector (projections/runner.py): the tools catch it up with `follow` before they read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from eventsourcing.application import Application
 
 from adapters.sql import Cursor, SqlDb
 from domain.annotation import Annotation
+from projections.versions import ready
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS loom_annotations (id TEXT PRIMARY KEY, file_path TEXT NOT NULL, start_line INTEGER NOT NULL,
@@ -27,8 +29,10 @@ ORDER = "ORDER BY priority, file_path, start_line, id"
 
 class AnnotationIndex:
     name = "loom_annotations"
+    version = 1
     has_effects = False
     schema = SCHEMA
+    tables = ("loom_annotations",)
 
     def __init__(self, app: Application) -> None:
         self.app = app
@@ -52,7 +56,7 @@ class AnnotationIndex:
 
 def page(views: SqlDb, limit: int, offset: int) -> tuple[list[dict[str, Any]], bool]:
     """Live annotations in stitch's order; and whether more follow."""
-    views.ensure(SCHEMA)
+    ready(views, AnnotationIndex)
     rows = views.query(f"SELECT view FROM loom_annotations WHERE deleted = 0 {ORDER} LIMIT ? OFFSET ?",
                        (limit + 1, offset))
     return [json.loads(r[0]) for r in rows[:limit]], len(rows) > limit
@@ -60,25 +64,25 @@ def page(views: SqlDb, limit: int, offset: int) -> tuple[list[dict[str, Any]], b
 
 def for_file(views: SqlDb, path: str, limit: int) -> list[dict[str, Any]]:
     """One file's live annotations by line (the web page's file view), at most `limit`."""
-    views.ensure(SCHEMA)
+    ready(views, AnnotationIndex)
     rows = views.query("SELECT view FROM loom_annotations WHERE file_path = ? AND deleted = 0 "
                        "ORDER BY start_line, priority, id LIMIT ?", (path, limit))
     return [json.loads(r[0]) for r in rows]
 
 
 def ids(views: SqlDb, limit: int) -> list[str]:
-    views.ensure(SCHEMA)
+    ready(views, AnnotationIndex)
     return [r[0] for r in views.query(f"SELECT id FROM loom_annotations WHERE deleted = 0 {ORDER} LIMIT ?", (limit,))]
 
 
 def dump(views: SqlDb) -> list[tuple[Any, ...]]:
-    views.ensure(SCHEMA)
+    ready(views, AnnotationIndex)
     return [tuple(r) for r in views.query(f"SELECT id, deleted, view FROM loom_annotations {ORDER}")]
 
 
 def ids_by_file(views: SqlDb) -> dict[str, list[str]]:
     """Live annotations' ids grouped by file (what the worker's re-anchoring walks file by file)."""
-    views.ensure(SCHEMA)
+    ready(views, AnnotationIndex)
     grouped: dict[str, list[str]] = {}
     for ann_id, path in views.query(f"SELECT id, file_path FROM loom_annotations WHERE deleted = 0 {ORDER}"):
         grouped.setdefault(path, []).append(ann_id)

@@ -1,6 +1,10 @@
-"""The bounty board: open and recent bounties with amount (and its human value), asset, repo, state and workers.
+"""The bounty board: every bounty with amount (and its human value), asset, repo, mode, state and workers.
 
-It is what `accept_best_task` selects from, and what `code3 audit verify` rebuilds from scratch.
+It is what `accept_best_task` selects from, what the web page pages through (`query`, `count`, `totals`:
+filters, order and page in SQL on indexes, never in Python) and what `code3 audit verify` rebuilds from
+scratch. A pure projector (projections/runner.py): any process catches it up with `follow` before reading.
+Version 2 added `mode` (exclusive or contest, from `Bounty.Created`): a board of version 1 is rebuilt from
+the log by itself at the first catch-up.
 """
 
 from __future__ import annotations
@@ -11,14 +15,16 @@ from typing import Any
 from adapters.sql import Cursor, SqlDb
 from domain.amounts import display
 from domain.bounty import Bounty
-from domain.contract import Status, status_after_accept
+from domain.contract import Mode, Status, status_after_accept
+from domain.errors import Code, Code3Error
 from domain.issue import Issue
+from projections.versions import ready
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bounty_board (bounty_id TEXT PRIMARY KEY, repo TEXT NOT NULL, issue_hash TEXT NOT NULL,
     task_id TEXT, amount BIGINT NOT NULL, asset TEXT NOT NULL, state TEXT NOT NULL, workers TEXT NOT NULL,
     winner TEXT, cooling_until BIGINT, effort INTEGER NOT NULL DEFAULT 1, sponsor TEXT NOT NULL,
-    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT);
+    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT, mode TEXT NOT NULL DEFAULT 'contest');
 CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TEXT, effort INTEGER NOT NULL,
     deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
@@ -32,15 +38,19 @@ CREATE INDEX IF NOT EXISTS bounty_board_state_per_effort ON bounty_board
     (state, (amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)));
 CREATE INDEX IF NOT EXISTS bounty_board_repo ON bounty_board (repo, state);
 CREATE INDEX IF NOT EXISTS bounty_board_asset ON bounty_board (asset, state);
+CREATE INDEX IF NOT EXISTS bounty_board_mode ON bounty_board (mode, state, bounty_id);
 """
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
-           "sponsor, claimable, deadline")
+           "sponsor, claimable, deadline, mode")
+TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids")
 
 
 class BountyBoard:
     name = "bounty_board"
+    version = 2  # 2: the bounty's mode
     has_effects = False
     schema = SCHEMA
+    tables = TABLES
 
     def effect(self, event: Any) -> None:
         return None
@@ -58,10 +68,12 @@ class BountyBoard:
                         (event.issue_hash,))
             info = cur.fetchone() or (None, 1, None)
             cur.execute(f"INSERT INTO bounty_board ({COLUMNS}) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0, ?) ON CONFLICT (bounty_id) DO NOTHING",
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, '[]', NULL, NULL, ?, ?, 0, ?, ?) "
+                        "ON CONFLICT (bounty_id) DO NOTHING",
                         (event.bounty_id, event.repo, event.issue_hash, info[0], event.amount, event.asset,
                          Status.OPEN.name, info[1], event.sponsor,
-                         event.deadline if event.deadline is not None else info[2]))  # the chain's deadline first
+                         event.deadline if event.deadline is not None else info[2],  # the chain's deadline first
+                         event.mode))
             _bounty_ids(cur, event.originator_id, event.bounty_id)
         elif isinstance(event, Bounty.Event):
             self._bounty_event(event, cur)
@@ -131,7 +143,7 @@ PER_EFFORT = "amount * 1.0 / (CASE WHEN effort > 1 THEN effort ELSE 1 END)"  # a
 def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = (), order: str = "bounty_id",
          limit: int | None = None, offset: int = 0, source: str = "bounty_board") -> list[dict[str, Any]]:
     """Board rows; the filter, the order and the page are the database's work (indexed), never Python's."""
-    views.ensure(SCHEMA)
+    ready(views, BountyBoard)
     page = " LIMIT ? OFFSET ?" if limit is not None else ""
     found = views.query(f"SELECT {COLUMNS} FROM {source} {where} ORDER BY {order}{page}",
                         (*params, limit, offset) if limit is not None else params)
@@ -145,18 +157,61 @@ def rows(views: SqlDb, where: str = "", params: tuple[Any, ...] = (), order: str
     return result
 
 
+MODES = tuple(m.label for m in Mode)  # "exclusive", "contest"
+# the orders a page may ask for; each is served by an index whose leading columns are the usual filters
+ORDERS = {
+    "bounty_id": "bounty_id",  # the default: stable, and what `after` pages by
+    "newest": "CAST(bounty_id AS BIGINT) DESC",  # chain ids grow: the latest bounties first
+    "amount": "amount DESC, bounty_id",  # the largest first
+    "deadline": "CASE WHEN deadline IS NULL THEN 1 ELSE 0 END, deadline, bounty_id",  # the soonest first
+}
+
+
 def query(views: SqlDb, states: tuple[str, ...] = (), repo: str | None = None, asset: str | None = None,
-          min_amount: int = 0, limit: int | None = None, offset: int = 0, after: str | None = None
-          ) -> list[dict[str, Any]]:
-    """Board rows filtered by state (any of `states`), repository, asset and smallest amount, in bounty-id order,
-    one page (`limit` rows after `offset`, or after the bounty id `after`)."""
+          mode: str | None = None, min_amount: int = 0, order: str = "bounty_id", limit: int | None = None,
+          offset: int = 0, after: str | None = None) -> list[dict[str, Any]]:
+    """Board rows filtered by state (any of `states`), repository, asset, mode and smallest amount, in `order`
+    (one of ORDERS), one page (`limit` rows after `offset`, or, in bounty-id order, after the bounty id `after`).
+    An unknown order or mode, or a negative limit or offset, is E_VALIDATION."""
+    if order not in ORDERS:
+        raise Code3Error(Code.VALIDATION, f"unknown board order {order!r}", f"use one of {', '.join(ORDERS)}")
+    if (limit is not None and limit < 0) or offset < 0:
+        raise Code3Error(Code.VALIDATION, "limit and offset must not be negative", "pass 0 or more")
+    if after is not None and order != "bounty_id":
+        raise Code3Error(Code.VALIDATION, "`after` pages in bounty-id order only", "use offset with this order")
     if min_amount > MAX_BIGINT:
         return []
-    where, params = _filters(states, repo, asset, min_amount)
+    where, params = _filters(states, repo, asset, min_amount, mode)
     if after is not None:
         where.append("bounty_id > ?")
         params.append(after)
-    return rows(views, ("WHERE " + " AND ".join(where)) if where else "", tuple(params), limit=limit, offset=offset)
+    return rows(views, ("WHERE " + " AND ".join(where)) if where else "", tuple(params), order=ORDERS[order],
+                limit=limit, offset=offset)
+
+
+def count(views: SqlDb, states: tuple[str, ...] = (), repo: str | None = None, asset: str | None = None,
+          mode: str | None = None, min_amount: int = 0) -> int:
+    """How many rows `query` with the same filters would page through (counted by the database)."""
+    if min_amount > MAX_BIGINT:
+        return 0
+    where, params = _filters(states, repo, asset, min_amount, mode)
+    ready(views, BountyBoard)
+    [(found,)] = views.query(f"SELECT COUNT(*) FROM bounty_board {('WHERE ' + ' AND '.join(where)) if where else ''}",
+                             tuple(params))
+    return int(found)
+
+
+def totals(views: SqlDb) -> dict[str, dict[str, int]]:
+    """Per asset, in its smallest unit: `escrowed` (live bounties), `paid` and `refunded` (cancelled), summed in
+    SQL; assets with no bounty are absent."""
+    ready(views, BountyBoard)
+    live = ", ".join("?" for _ in LIVE)
+    found = views.query(
+        f"SELECT asset, SUM(CASE WHEN state IN ({live}) THEN amount ELSE 0 END), "
+        "SUM(CASE WHEN state = ? THEN amount ELSE 0 END), SUM(CASE WHEN state = ? THEN amount ELSE 0 END) "
+        "FROM bounty_board GROUP BY asset ORDER BY asset", (*LIVE, Status.PAID.name, Status.CANCELLED.name))
+    return {str(asset): {"escrowed": int(escrowed or 0), "paid": int(paid or 0), "refunded": int(refunded or 0)}
+            for asset, escrowed, paid, refunded in found}
 
 
 def best_open(views: SqlDb, min_amount: int, exclude_sponsor: str, per_effort: bool, limit: int, offset: int = 0
@@ -177,10 +232,15 @@ def best_open(views: SqlDb, min_amount: int, exclude_sponsor: str, per_effort: b
                 order="rank_score DESC, rank_id ASC", limit=limit, offset=offset, source=f"({source}) AS ranked")
 
 
-def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_amount: int
+def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_amount: int, mode: str | None = None
              ) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
+    if mode is not None:
+        if mode not in MODES:
+            raise Code3Error(Code.VALIDATION, f"unknown bounty mode {mode!r}", f"use one of {', '.join(MODES)}")
+        where.append("mode = ?")
+        params.append(mode)
     if states:
         where.append(f"state IN ({', '.join('?' for _ in states)})")
         params += states

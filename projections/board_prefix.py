@@ -10,7 +10,8 @@ and ranges are in the "C" collation (byte order, as SQLite's default).
 from __future__ import annotations
 
 from adapters.sql import SqlDb
-from projections.board import SCHEMA
+from projections.board import BountyBoard
+from projections.versions import ready
 
 COLUMNS = ("bounty_id", "task_id", "repo")
 LAST = chr(0x10FFFF)  # above every other code point: typed + LAST bounds every value that starts with typed
@@ -29,7 +30,7 @@ def starting_with(views: SqlDb, column: str, typed: str, limit: int) -> list[str
     """Up to `limit` distinct values of `column` that start with `typed` (case-insensitively), in order."""
     if column not in COLUMNS:
         raise ValueError(f"no prefix lookup on {column!r}")
-    views.ensure(SCHEMA)
+    ready(views, BountyBoard)
     views.ensure(_indexes(views.postgres))
     key, low = _key(column, views.postgres), typed.lower()
     select = f"SELECT {column}, lower({column}) FROM bounty_board WHERE {column} IS NOT NULL AND {key} < ?"

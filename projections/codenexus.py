@@ -10,32 +10,28 @@ comment (whitespace excluded) in `nexus_comment_grams`; a query term of up to th
 answered by the gram table alone, a longer one by its trigrams and then checked on the stored text. It finds "启动" in
 "主入口文件，包含应用启动逻辑", which word tokenizers (FTS5's default and trigram) do not.
 
-Read-your-writes: `catch_up` applies what the log holds beyond the tracked position inside one
-transaction that locks the tracking row, so tools in several processes may call it at once without a
-lease and no event is applied twice. The worker does not drive this projection (the tools and the
-MCP server's log watcher keep it current).
+Read-your-writes: `catch_up` is the one follower of pure projectors (projections/runner.py `follow`): each
+page is applied in one transaction that locks the tracking row, so tools in several processes may call it
+at once without a lease and no event is applied twice; a bad event found by replaying a failed page one
+event at a time becomes a dead letter. The worker does not drive this projection (the tools and the MCP
+server's log watcher keep it current). Version 2 is the version the index kept in `nexus_counts` before
+projector versions were tracked (`legacy_version` adopts such an index instead of rebuilding it).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import logging
-import weakref
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from eventsourcing.application import Application
 
-from adapters.event_store import read_log
 from adapters.sql import Cursor, SqlDb
-from adapters.tracking import SCHEMA as TRACKING
-from adapters.tracking import track
 from domain.file_meta import FileMeta, Tag
-from projections.runner import DEAD_LETTERS
-
-log = logging.getLogger("code3.codenexus")
+from projections.runner import follow
+from projections.versions import ready, rebuild_from_scratch
 
 NAME = "codenexus"
 TABLES = ("nexus_files", "nexus_file_tags", "nexus_tags", "nexus_relationships", "nexus_rel_ends",
@@ -83,10 +79,18 @@ class CodeNexusIndex:
     """The projector (the Runner protocol: name, has_effects, schema, effect, apply)."""
 
     name = NAME
+    version = 2
     has_effects = False
+    tables = TABLES
 
     def __init__(self, postgres: bool = False) -> None:
         self.schema = schema(postgres)
+
+    @staticmethod
+    def legacy_version(cur: Cursor) -> int:
+        """The version an index built before tracked versions says it has (its own row in nexus_counts)."""
+        row = cur.execute("SELECT n FROM nexus_counts WHERE key = 'schema'").fetchone()
+        return int(row[0]) if row else 0
 
     def effect(self, event: Any) -> None:
         return None
@@ -236,33 +240,14 @@ def _unrelate(cur: Cursor, source: int, target: int, kind: str) -> None:
 
 
 # -- following the log ------------------------------------------------------------------------------
-
-SCHEMA_VERSION = 2  # bump when the tables change meaning: an index of another version is rebuilt
-_CHECKED: weakref.WeakSet[SqlDb] = weakref.WeakSet()
+# The one follower of projections/runner.py, as every pure projector: `follow` under the tracking row's lock.
 
 
 def ensure(views: SqlDb) -> CodeNexusIndex:
+    """The index's tables in this version's shape (an index of another version is emptied, to be rebuilt)."""
     projector = CodeNexusIndex(views.postgres)
-    views.ensure(TRACKING)
-    views.ensure(DEAD_LETTERS)
-    views.ensure(projector.schema)
-    if views not in _CHECKED:
-        found = views.query("SELECT n FROM nexus_counts WHERE key = 'schema'")
-        if not found or int(found[0][0]) != SCHEMA_VERSION:
-            with views.transaction() as cur:
-                _reset(cur, views.postgres)
-        _CHECKED.add(views)
+    ready(views, projector)
     return projector
-
-
-def _reset(cur: Cursor, postgres: bool) -> None:
-    """Empty the index and its dead letters and start again from the log's beginning."""
-    _locked_position(cur, postgres)
-    for table in TABLES:
-        cur.execute(f"DELETE FROM {table}")
-    cur.execute("INSERT INTO nexus_counts (key, n) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-    cur.execute("DELETE FROM projection_dead_letters WHERE name = ?", (NAME,))
-    track(cur, NAME, 0)
 
 
 def position(views: SqlDb) -> int:
@@ -270,70 +255,14 @@ def position(views: SqlDb) -> int:
     return int(rows[0][0]) if rows else 0
 
 
-def _locked_position(cur: Cursor, postgres: bool) -> int:
-    """The tracked position, with the tracking row locked until the transaction ends (SQLite's
-    BEGIN IMMEDIATE already serialises writers)."""
-    cur.execute("INSERT INTO projection_tracking (name, position) VALUES (?, 0) ON CONFLICT (name) DO NOTHING", (NAME,))
-    lock = " FOR UPDATE" if postgres else ""
-    return int(cur.execute(f"SELECT position FROM projection_tracking WHERE name = ?{lock}", (NAME,)).fetchone()[0])
-
-
 def catch_up(app: Application, views: SqlDb, limit: int = 1000) -> int:
     """Apply every event beyond the tracked position; returns how many were passed. Cheap when current."""
-    projector = ensure(views)
-    head = app.recorder.max_notification_id() or 0
-    if position(views) >= head:
-        return 0
-    passed = 0
-    while True:
-        try:
-            with views.transaction() as cur:
-                start = _locked_position(cur, views.postgres)
-                events = read_log(app, start + 1, limit)
-                for _, event in events:
-                    projector.apply(event, cur)
-                if events:
-                    track(cur, NAME, events[-1][0])
-        except Exception:
-            log.info("codenexus: a page failed; applying its events one by one")
-            events = _one_by_one(app, views, projector, limit)
-        passed += len(events)
-        if len(events) < limit:
-            return passed
-
-
-def _one_by_one(app: Application, views: SqlDb, projector: CodeNexusIndex, limit: int) -> list[Any]:
-    done = []
-    for _ in range(limit):
-        try:
-            with views.transaction() as cur:
-                start = _locked_position(cur, views.postgres)
-                events = read_log(app, start + 1, 1)
-                if not events:
-                    return done
-                projector.apply(events[0][1], cur)
-                track(cur, NAME, events[0][0])
-        except Exception as exc:
-            with views.transaction() as cur:
-                start = _locked_position(cur, views.postgres)
-                events = read_log(app, start + 1, 1)
-                if not events:
-                    return done
-                log.error("codenexus cannot apply notification %s (%s): %s; recorded as a dead letter",
-                          events[0][0], type(events[0][1]).__qualname__, type(exc).__name__)
-                cur.execute("INSERT INTO projection_dead_letters (name, position, event, error) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT (name, position) DO NOTHING",
-                            (NAME, events[0][0], type(events[0][1]).__qualname__, f"{type(exc).__name__}: {exc}"[:500]))
-                track(cur, NAME, events[0][0])
-        done.append(events[0])
-    return done
+    return follow(app, views, CodeNexusIndex(views.postgres), limit)
 
 
 def rebuild(app: Application, views: SqlDb) -> int:
     """Empty the tables and apply the whole log again (the tests compare its result with the live index)."""
-    ensure(views)
-    with views.transaction() as cur:
-        _reset(cur, views.postgres)
+    rebuild_from_scratch(views, ensure(views))
     return catch_up(app, views)
 
 

@@ -1,5 +1,6 @@
-"""What an operator asks of the store: how far each read model is behind the log, who holds the leases, the
-dead-letter backlog, the payouts made and the ones overdue.
+"""What an operator asks of the store: how far each read model is behind the log, who holds the leases, which
+follower keeps stopping on a transient failure (the forge mirror while GitHub is away), the dead-letter
+backlog, the payouts made and the ones overdue.
 
 `code3 doctor` and the /metrics of serve and worker read the same snapshot, so they never disagree. Every
 figure is one indexed or aggregate query; nothing is fixed up here.
@@ -13,16 +14,19 @@ from typing import Any
 from eventsourcing.application import Application
 
 from adapters.sql import SqlDb
-from adapters.tracking import SCHEMA as TRACKING
-from adapters.tracking import alive, db_now
+from adapters.tracking import alive, db_now, ensure_tracking
 from adapters.webhook_inbox import SCHEMA as INBOX
 from domain.contract import BountyState, Status
 from projections import board
-from projections.runner import DEAD_LETTERS
+from projections.board import BountyBoard
+from projections.failures import health
+from projections.versions import DEAD_LETTERS, ready
 
 # the worker pays at the cooling end and ticks every few seconds: a payout this late is stuck, not due
 OVERDUE_AFTER_S = 120
-WORKER_PROJECTIONS = ("bounty_board", "forge_mirror")  # the read models only the worker keeps moving
+WORKER_PROJECTIONS = ("bounty_board", "forge_mirror")  # the read models the worker keeps moving
+WORKER_LEASE = "forge_mirror"  # the lease a running worker holds: its presence
+FAILING_ROUNDS = 3  # a follower stopped this many rounds in a row by a transient failure is reported behind
 
 
 @dataclass
@@ -47,6 +51,8 @@ class Snapshot:
     webhook_retrying: int
     payouts: dict[str, tuple[int, int]]  # asset -> (bounties paid, amount in smallest units)
     cooling: list[dict[str, Any]] = field(default_factory=list)  # board rows still cooling
+    failing: dict[str, dict[str, Any]] = field(default_factory=dict)  # projection -> failures, since, error
+    now: float = 0.0  # the database's clock when the snapshot was read
 
     def lag(self) -> dict[str, int]:
         names = {*self.positions, *WORKER_PROJECTIONS}
@@ -56,9 +62,19 @@ class Snapshot:
         return next((lease for lease in self.leases if lease.projection == projection and lease.live), None)
 
     def stalled(self) -> dict[str, int]:
-        """Worker-driven projections behind the log with no live lease holder: nothing is moving them."""
-        return {name: behind for name, behind in self.lag().items()
-                if behind and name in WORKER_PROJECTIONS and self.holder(name) is None}
+        """Worker-driven projections behind the log while no worker holds its lease: nothing is moving them
+        (the board needs no lease, but only a worker moves it between tool calls)."""
+        if self.holder(WORKER_LEASE) is not None:
+            return {}
+        return {name: behind for name, behind in self.lag().items() if behind and name in WORKER_PROJECTIONS}
+
+    def stuck(self, rounds: int = FAILING_ROUNDS) -> dict[str, dict[str, Any]]:
+        """Projections behind the log whose follower stopped `rounds` rounds or more in a row on a transient
+        failure (the forge away or rate-limiting): name -> {behind, failures, for_s, error}."""
+        lag = self.lag()
+        return {name: {"behind": lag.get(name, 0), "failures": f["failures"], "error": f["error"],
+                       "for_s": max(0.0, self.now - f["failing_since"]) if f["failing_since"] is not None else 0.0}
+                for name, f in self.failing.items() if f["failures"] >= rounds and lag.get(name, 0)}
 
     def overdue(self, now: int, chain: list[BountyState] | None = None, after: int = OVERDUE_AFTER_S
                 ) -> list[dict[str, Any]]:
@@ -75,18 +91,22 @@ class Snapshot:
     def metrics(self, now: int | None) -> dict[str, Any]:
         """The figures `adapters.metrics.exposition` renders (overdue only when the chain's time is known)."""
         return {"head": self.head, "lag": self.lag(), "payouts": self.payouts,
+                "failing": {name: f["failures"] for name, f in self.failing.items()},
                 "dead_letters": {"webhooks": self.webhook_dead,
                                  **{f"projection:{n}": c for n, c in self.projection_dead.items()}},
                 "overdue": len(self.overdue(now)) if now is not None else 0}
 
 
 def snapshot(app: Application, views: SqlDb) -> Snapshot:
-    for ddl in (TRACKING, DEAD_LETTERS, INBOX, board.SCHEMA):
+    ensure_tracking(views)
+    for ddl in (DEAD_LETTERS, INBOX):
         views.ensure(ddl)
+    ready(views, BountyBoard)
     head = app.recorder.max_notification_id() or 0
     positions = {str(n): int(p) for n, p in views.query("SELECT name, position FROM projection_tracking")}
     with views.statement() as cur:
         now = db_now(views, cur)  # leases end by the database's clock, whatever this host's says
+        failing = health(cur)
     leases = [Lease(str(n), str(o), float(e) - now, alive(str(o)))
               for n, o, e in views.query("SELECT name, owner, expires_at FROM projection_leases ORDER BY name")]
     dead = {str(n): int(c) for n, c in views.query("SELECT name, COUNT(*) FROM projection_dead_letters GROUP BY name")}
@@ -95,4 +115,4 @@ def snapshot(app: Application, views: SqlDb) -> Snapshot:
     paid = {str(a): (int(c), int(t or 0)) for a, c, t in views.query(
         "SELECT asset, COUNT(*), SUM(amount) FROM bounty_board WHERE state = ? GROUP BY asset", (Status.PAID.name,))}
     return Snapshot(head, positions, leases, dead, int(inbox.get("dead", 0)), int(inbox.get("retrying", 0)), paid,
-                    board.cooling_bounties(views))
+                    board.cooling_bounties(views), failing, now)

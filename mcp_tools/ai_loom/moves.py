@@ -15,7 +15,7 @@ from domain.annotation_rules import parse_ann_id
 from mcp_tools.services import Services
 from projections import annotations as store_rows
 from projections.annotations import AnnotationIndex
-from projections.runner import Runner
+from projections.runner import follow
 
 
 def _lines(start: int | None, end: int | None) -> str | None:
@@ -60,7 +60,7 @@ def verify(s: Services) -> dict[str, Any]:
     """`verify_all`, and for each live annotation what it did: the move it recorded, or `unchanged`."""
     from mcp_tools.ai_loom.tools import verify_all
 
-    Runner(s.store, s.views).catch_up(AnnotationIndex(s.store), keep_lease=False)
+    follow(s.store, s.views, AnnotationIndex(s.store))
     before = {}
     for path, ann_ids in store_rows.ids_by_file(s.views).items():
         for ann_id in ann_ids:

@@ -42,7 +42,7 @@ from mcp_tools.declare import tool
 from mcp_tools.services import Services
 from projections import annotations as store_rows
 from projections.annotations import AnnotationIndex
-from projections.runner import Runner
+from projections.runner import follow
 
 READ = ("ai-loom",)
 MAX_PAGE = 200
@@ -92,7 +92,7 @@ def _load(s: Services, ann_id: str) -> Annotation:
 
 def _fresh(s: Services) -> None:
     """Read your writes: the annotation store catches up with the log before a read."""
-    Runner(s.store, s.views).catch_up(AnnotationIndex(s.store), keep_lease=False)
+    follow(s.store, s.views, AnnotationIndex(s.store))
 
 
 def _shown(s: Services, view: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,12 @@
 It only reflects the chain's facts, never writes Bounty state. Each comment carries a hidden marker
 naming its chain event, so a repeat (a crash before tracking, a second runner) edits, never duplicates.
 Labels are set from the bounty's current state, so a mirror that lags never moves a label backwards.
+
+A projector with side effects: the worker's Runner drives it under a lease (projections/runner.py). When the
+forge is away or rate-limits us (the GitHub adapter answers E_GH_RATE_LIMIT once its retry budget is spent),
+the round stops at that event and the same event is tried next round (projections/failures.py), counted in
+`projection_health` so `code3 doctor` shows the mirror falling behind; only a final answer (404, 422, ...)
+makes an event a dead letter.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from domain.bounty import Bounty
 from domain.contract import Status
 from domain.issue import Issue
 from mcp_tools.lifecycle.chain_record import reflect_labels
-from projections.runner import NotYet
+from projections.failures import NotYet
 
 log = logging.getLogger("code3.mirror")
 
@@ -50,8 +56,10 @@ def status_text(bounty_id: str, event: Any, asset: str, amount: int) -> str:
 
 class ForgeMirror:
     name = "forge_mirror"
+    version = 1
     has_effects = True
     schema = ""
+    tables: tuple[str, ...] = ()
 
     def __init__(self, store: Any, forge: Forge) -> None:
         self.store = store

@@ -33,7 +33,7 @@ from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
 from projections import board
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import follow
 
 TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
 SHA = re.compile(r"^[0-9a-f]{7,64}$")
@@ -93,7 +93,7 @@ def accept_best_task(
     if strategy not in ("max_amount", "max_amount_per_effort"):
         raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
                          "use max_amount or max_amount_per_effort")
-    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)  # read our own writes
+    follow(s.store, s.views, BountyBoard())  # read our own writes, whoever else is catching up
     # ranked and filtered by the board's database a page at a time: the work grows with the bounties looked at,
     # not with the store
     now: int | None = None

@@ -307,11 +307,36 @@ def test_an_index_of_another_version_is_rebuilt_from_the_log(nexus: Services, da
     query_files(nexus)
     live = codenexus.dump(nexus.views)
     with nexus.views.transaction() as cur:
-        cur.execute("UPDATE nexus_counts SET n = 1 WHERE key = 'schema'")
+        cur.execute("UPDATE projection_tracking SET version = 1 WHERE name = 'codenexus'")
         cur.execute("DELETE FROM nexus_file_tags")
     later = open_db(nexus.project, database_url)  # the next process to open the index
     try:
         codenexus.catch_up(nexus.store, later)
         assert codenexus.dump(later) == live
+        assert later.query("SELECT version FROM projection_tracking WHERE name = 'codenexus'") == [(2,)]
+    finally:
+        later.close()
+
+
+@pytest.mark.parametrize(("kept", "rebuilt"), [(2, False), (1, True)])
+def test_an_index_from_before_tracked_versions_is_adopted_or_rebuilt_by_its_own_version_row(
+        nexus: Services, database_url: str | None, kept: int, rebuilt: bool) -> None:
+    from adapters.sql import open_db
+
+    seed_example(nexus)
+    query_files(nexus)
+    live = codenexus.dump(nexus.views)
+    position = codenexus.position(nexus.views)
+    with nexus.views.transaction() as cur:  # as the code before tracked versions left it
+        cur.execute("UPDATE projection_tracking SET version = NULL WHERE name = 'codenexus'")
+        cur.execute("INSERT INTO nexus_counts (key, n) VALUES ('schema', ?)", (kept,))
+        cur.execute("DELETE FROM nexus_file_tags WHERE tag = 'core'")  # a mark: gone only if rebuilt
+    later = open_db(nexus.project, database_url)
+    try:
+        assert codenexus.catch_up(nexus.store, later) == (position if rebuilt else 0)
+        tags = codenexus.dump(later)["nexus_file_tags"]
+        assert (tags == live["nexus_file_tags"]) is rebuilt
+        assert later.query("SELECT position, version FROM projection_tracking WHERE name = 'codenexus'") == [
+            (position, 2)]
     finally:
         later.close()

@@ -13,7 +13,7 @@ from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile_all, sync_new_event
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from projections import board
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import Runner, follow
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work
 
@@ -53,15 +53,28 @@ def test_board_resumes_where_it_stopped_and_equals_a_rebuild(world: World, tmp_p
     fresh.close()
 
 
-def test_a_lease_keeps_a_second_runner_off_a_projector(world: World) -> None:
+def test_a_lease_keeps_a_second_runner_off_a_projector_with_effects(world: World) -> None:
     w = world
     w.published()
     holder = Runner(w["alice"].store, w["alice"].views, owner="worker-1")
     other = Runner(w["alice"].store, w["alice"].views, owner="worker-2")
-    assert holder.run_once(BountyBoard(), limit=1) == 1
-    assert other.run_once(BountyBoard()) == 0
-    holder.release(BountyBoard.name)
-    assert other.run_once(BountyBoard()) > 0
+    mirror = ForgeMirror(w["alice"].store, w["alice"].forge)
+    assert holder.run_once(mirror, limit=1) == 1
+    assert other.run_once(mirror) == 0
+    holder.release(mirror.name)
+    assert other.run_once(mirror) > 0
+    other.release(mirror.name)
+
+
+def test_a_pure_projector_takes_no_lease(world: World) -> None:
+    """Two processes catch the board up one after the other, each while the other's runner still lives."""
+    w = world
+    w.published()
+    first = Runner(w["alice"].store, w["alice"].views, owner="worker-1")
+    assert first.run_once(BountyBoard(), limit=1) == 1
+    assert follow(w["bob"].store, w["bob"].views, BountyBoard()) > 0
+    assert len(board.rows(w["bob"].views)) == 1
+    assert w["alice"].views.query("SELECT COUNT(*) FROM projection_leases")[0][0] == 0
 
 
 def test_the_mirror_writes_one_comment_per_transition_even_when_repeated(world: World) -> None:
@@ -115,13 +128,11 @@ def test_a_mirror_that_disagrees_with_the_chain_is_corrected_and_the_disagreemen
     assert reconcile_all(w["alice"]) == []
 
 
-def test_a_one_off_catch_up_hands_the_lease_back(world: World) -> None:
-    """Two MCP servers each catch the board up before choosing a task: neither waits out the other's lease."""
+def test_two_servers_each_read_their_own_writes(world: World) -> None:
+    """Two MCP servers each catch the board up before choosing a task: each sees what was just written."""
     w = world
     w.published()
-    first = Runner(w["alice"].store, w["alice"].views, owner="mcp-bob")
-    assert first.catch_up(BountyBoard(), keep_lease=False) > 0
+    assert follow(w["bob"].store, w["bob"].views, BountyBoard()) > 0
     w.published(description="A second feature")
-    second = Runner(w["alice"].store, w["alice"].views, owner="mcp-carol")
-    assert second.catch_up(BountyBoard(), keep_lease=False) > 0
+    assert follow(w["carol"].store, w["carol"].views, BountyBoard()) > 0
     assert len(board.rows(w["alice"].views)) == 2
