@@ -92,14 +92,15 @@ class Serve:
     """`code3 serve --port 0` as alice on `project`, its forge the GitHub stand-in at `github_api`."""
 
     def __init__(self, project: Path, home: Path, github_api: str, database_url: str | None = None,
-                 extra_env: dict[str, str] | None = None, log_file: Path | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, log_file: Path | None = None, args: tuple[str, ...] = ()
+                 ) -> None:
         env = {**os.environ, "CODE3_PROJECT": str(project), "CODE3_HOME": str(home), "CODE3_IDENTITY": "alice",
                "CODE3_RESOLVER": "alice", "CODE3_SERVE_TOKEN": TOKEN, "CODE3_FORGE": "github",
                "GITHUB_TOKEN": GITHUB_TOKEN, "CODE3_GITHUB_API_URL": github_api, "CODE3_LOG_LEVEL": "WARNING",
                **({"CODE3_DATABASE_URL": database_url} if database_url else {}), **(extra_env or {})}
         with contextlib.ExitStack() as files:
             err = files.enter_context(log_file.open("w")) if log_file else subprocess.DEVNULL
-            self.proc = subprocess.Popen([sys.executable, "-m", "code3", "serve", "--port", "0"], cwd=project,
+            self.proc = subprocess.Popen([sys.executable, "-m", "code3", "serve", "--port", "0", *args], cwd=project,
                                          env=env, text=True, stdout=subprocess.PIPE, stderr=err)
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line:

@@ -181,7 +181,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
           tools=manifest.cached(settings.cache_dir), version=__version__, token_file=token_file,
-          session_hours=_session_hours())
+          session_hours=_session_hours(), stateless=args.stateless)
     return 0
 
 
@@ -461,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rotate-token", action="store_true",
                    help="write a new serve token file and exit: a running serve refuses the old token and ends "
                         "every web session")
+    p.add_argument("--stateless", action="store_true",
+                   help="keep no MCP session between requests, so several serves behind one address answer any "
+                        "client (no resource subscriptions, no per-session log level; README: Running on several "
+                        "machines)")
     p.set_defaults(func=cmd_serve)
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))

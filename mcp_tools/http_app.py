@@ -375,9 +375,11 @@ async def _unauthorized(send: Any, presented: bool) -> None:
 
 def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1", profile: str = "all",
               token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0",
-              token_file: Path | None = None, session_hours: float = 12.0) -> Any:
+              token_file: Path | None = None, session_hours: float = 12.0, stateless: bool = False) -> Any:
     """`token_file`: where the token came from, watched for `serve --rotate-token` (None: fixed, as from
-    CODE3_SERVE_TOKEN); `session_hours`: how long a web page login lasts."""
+    CODE3_SERVE_TOKEN); `session_hours`: how long a web page login lasts; `stateless` (`serve --stateless`): the
+    SDK's stateless streamable HTTP, no MCP session kept between requests, so any serve behind one address answers
+    any request (README: Running on several machines says what a session-less client gives up)."""
     if token is None or len(token) < MIN_TOKEN_LENGTH:
         raise ValueError("code3 serve needs a serve token (see mcp_tools.http_app.serve_token)")
     tokens = LiveToken(token, token_file)
@@ -431,7 +433,7 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
         return Response(body, media_type=metrics.CONTENT_TYPE)
 
     security = host_security(host)  # the same Host/Origin rule in the SDK's transport and in `Front`
-    app = server.streamable_http_app(host=host, transport_security=security)
+    app = server.streamable_http_app(host=host, transport_security=security, stateless_http=stateless)
     # the ai-loom REST twins (/api/annotations, /api/stitch, /api/openapi.json, /api/docs): the same handlers
     # and the same Runtime (the same services) as the tools; behind `Front`, so the serve token guards them as it
     # does /mcp
@@ -482,13 +484,13 @@ def store_figures(run: Callable[[Callable[[Any], Any]], Any]) -> dict[str, Any] 
 
 def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_ready: Callable[[int], None],
           token: bytes | None = None, tools: Iterable[Entry] | None = None, version: str = "0",
-          token_file: Path | None = None, session_hours: float = 12.0) -> None:
+          token_file: Path | None = None, session_hours: float = 12.0, stateless: bool = False) -> None:
     """Run until SIGINT/SIGTERM (uvicorn stops gracefully on both). `version`: Code3's, for serverInfo."""
     import uvicorn
 
     # an MCP client's open SSE stream must not hold a SIGTERM up: after 5 s the remaining connections are cut
     app = build_app(factory, secret, host, token=token, tools=tools, version=version, token_file=token_file,
-                    session_hours=session_hours)
+                    session_hours=session_hours, stateless=stateless)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
                             log_config=None)  # uvicorn's lines through the root handlers: scrubbed, JSON on request
     server = uvicorn.Server(config)

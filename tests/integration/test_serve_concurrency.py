@@ -10,10 +10,12 @@ with a coded error.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from benchmarks.concurrency import KINDS, SLOW_REPO, Serve, call_for, check, prepare, publish_args, session, slow_github
@@ -104,3 +106,96 @@ def test_a_write_that_keeps_losing_its_race_answers_a_coded_error_not_internal()
         conflict = write_conflict(exc)
     assert conflict is not None and conflict.code is Code.PRECONDITION and "retry" in conflict.hint
     assert write_conflict(ValueError("a bug")) is None
+
+
+# --- sessions across serves -------------------------------------------------------------------------------------------
+
+class RoundRobin(httpx2.AsyncBaseTransport):
+    """One address in front of several serves, as a load balancer without session affinity: each HTTP request of
+    the client goes to the next serve's port (an httpx2 transport, so the official SDK client runs unchanged)."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._ports = itertools.cycle(ports)
+        self.sent: list[tuple[int, str]] = []  # (port, the session header the client sent, "" for none)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        port = next(self._ports)
+        self.sent.append((port, request.headers.get("mcp-session-id", "")))
+        request.url = request.url.copy_with(port=port)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@pytest.fixture
+def postgres_url() -> Any:
+    import psycopg
+
+    from tests.conftest import _postgres_schema
+
+    url, schema = _postgres_schema()
+    yield f"{url}?schema={schema}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.postgres
+def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_another(tmp_path: Path,
+                                                                                   postgres_url: str) -> None:
+    """Two `code3 serve --stateless` on one PostgreSQL schema behind one address: the SDK client initializes on
+    serve A and its calls land on B and A in turn (with the session header A gave, or none), and every one is
+    answered; a write through one serve is read through the other; each serve holds at most 3 connections."""
+    import httpx
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from benchmarks.concurrency import TOKEN
+    from tests.integration.test_db_reconnect import backends
+
+    project, home = prepare(tmp_path, bounties=20, database_url=postgres_url, clients=2)
+    apps = [f"code3-stateless-{i}-{tmp_path.name[-12:]}" for i in range(2)]
+    with slow_github(tmp_path) as github:
+        serves = [Serve(project, home, github.api_url, postgres_url, {"PGAPPNAME": app}, tmp_path / f"{app}.log",
+                        args=("--stateless",)) for app in apps]
+        try:
+            ports = [int(s.url.rsplit(":", 1)[1]) for s in serves]
+            headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+            opened = httpx.post(f"{serves[0].url}/mcp", headers=headers, timeout=60, json={
+                "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+            assert opened.status_code == 200 and "mcp-session-id" not in opened.headers, "stateless: no session"
+            for header in ({}, {"Mcp-Session-Id": "a-session-serve-a-never-saw"}):  # a stale header is ignored
+                on_b = httpx.post(f"{serves[1].url}/mcp", timeout=60, headers={**headers, **header}, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add",
+                                                                                  "arguments": {"a": 2, "b": 3}}})
+                assert on_b.status_code == 200 and '"sum":5' in on_b.text.replace(".0", ""), on_b.text
+
+            balancer = RoundRobin(ports)
+
+            async def client() -> list[Any]:
+                http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60,
+                                          transport=balancer)
+                async with http, Client(streamable_http_client(f"{serves[0].url}/mcp", http_client=http),
+                                        mode="legacy") as mcp:
+                    answers = [await mcp.call_tool(*call_for(kind, 0, 1)) for kind in KINDS]
+                    answers.append(await mcp.call_tool("add_comment", {"file_path": "src/client_1.py",
+                                                                       "comment": "written through one serve"}))
+                    return answers
+
+            answers = asyncio.run(client())
+            found = [httpx.post(f"{s.url}/mcp", headers=headers, timeout=60, json={  # read on each serve
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "query_files", "arguments": {"comment_contains": "written through one serve"}}}).text
+                for s in serves]
+            held = backends(postgres_url, apps)
+        finally:
+            for s in serves:
+                s.stop()
+    for kind, answer in zip(KINDS, answers, strict=False):
+        assert check(kind, answer) is None, check(kind, answer)
+    assert not answers[3].is_error, answers[3].content
+    assert all("src/client_1.py" in text for text in found), "the write is read through either serve"
+    assert {port for port, _ in balancer.sent} == set(ports), "the calls went to both serves"
+    assert all(count <= 3 for count in held.values()), f"PostgreSQL connections per serve: {held}"
