@@ -10,7 +10,8 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2' 'selenium>=4.30'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus
+.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
+	screenshots
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -41,6 +42,11 @@ wheel-check: $(VENV)/.installed
 
 test-tools:
 	bash scripts/install_test_tools.sh
+
+# docs/board.png and docs/bounty.png: a board of eight bounties in a real headless Chromium (Debian's chromium and
+# chromedriver, from test-tools); the browser tests' own screenshots land in .cache/screenshots/.
+screenshots: $(VENV)/.installed test-tools
+	$(PY) -m tests.e2e.screenshots docs
 
 # The campaigns of the trust issue at full size (`make test` runs a short profile of each).
 fuzz: $(VENV)/.installed
