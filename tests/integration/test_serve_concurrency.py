@@ -146,7 +146,8 @@ def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_anot
                                                                                    postgres_url: str) -> None:
     """Two `code3 serve --stateless` on one PostgreSQL schema behind one address: the SDK client initializes on
     serve A and its calls land on B and A in turn (with the session header A gave, or none), and every one is
-    answered; a write through one serve is read through the other; each serve holds at most 3 connections."""
+    answered; a write through one serve is read through the other; progress notifications still come (on the
+    call's own stream); each serve holds at most 3 connections."""
     import httpx
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -189,6 +190,9 @@ def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_anot
                 "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
                     "name": "query_files", "arguments": {"comment_contains": "written through one serve"}}}).text
                 for s in serves]
+            progress = httpx.post(f"{serves[1].url}/mcp", headers=headers, timeout=120, json={  # on the call's stream
+                "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "batch", "arguments": {}, "_meta": {"progressToken": "p"}}}).text
             held = backends(postgres_url, apps)
         finally:
             for s in serves:
@@ -198,4 +202,6 @@ def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_anot
     assert not answers[3].is_error, answers[3].content
     assert all("src/client_1.py" in text for text in found), "the write is read through either serve"
     assert {port for port, _ in balancer.sent} == set(ports), "the calls went to both serves"
+    assert '"method":"notifications/progress"' in progress and '"successful":' in progress.replace('\\"', '"'), \
+        "progress notifications ride the call's own response stream without a session"
     assert all(count <= 3 for count in held.values()), f"PostgreSQL connections per serve: {held}"
