@@ -216,7 +216,7 @@ def routes(web: Any) -> list[BaseRoute]:
             return refusal(400, "Not a page of the file list", "A tag is 2 to 50 lower-case letters, digits, '-' "
                            "or '_'; the offset a whole number.", port_of(request.scope))
         listed = await web.read(lambda s: file_list(s, tag, int(raw_offset)))
-        return page("files.html", nav="files", listed=listed, file_href=file_href, live=None)
+        return page("files.html", nav="files", listed=listed, file_href=file_href, live="all")
 
     async def one_file(request: Request) -> Response:
         from mcp_tools.web.app import port_of, refusal
@@ -226,7 +226,7 @@ def routes(web: Any) -> list[BaseRoute]:
         if view is None:
             return refusal(404, "No such file", "Nothing is known of this path in the project, or it is not a "
                            "path this page shows.", port_of(request.scope))
-        return page("file.html", nav="files", view=view, file_href=file_href, live=None)
+        return page("file.html", nav="files", view=view, file_href=file_href, live="all")
 
     return [Route("/files", files, methods=["GET", "HEAD"]),
             Route("/files/{path:path}", one_file, methods=["GET", "HEAD"])]
