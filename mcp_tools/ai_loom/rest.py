@@ -76,7 +76,7 @@ BEARER = HTTPBearer(auto_error=False, scheme_name="serveToken",
 
 
 def build_rest(run: Callable[[Callable[[Any], Any]], Any]) -> FastAPI:
-    """`run(fn)` runs `fn(services)` under the server's tool lock (mcp_tools.binding.Runtime.run)."""
+    """`run(fn)` runs `fn(services)` with the services the tools use (mcp_tools.binding.Runtime.run)."""
     app = FastAPI(title="Code3 ai-loom", version="1.0.0", summary="Annotations stitched into prompts",
                   responses=ERRORS, dependencies=[Depends(BEARER)])
 

@@ -90,7 +90,7 @@ def test_the_api_is_the_rest_twins_with_their_openapi_and_docs_under_api(
     assert made.status_code == 201
     assert [i["id"] for i in client.get("/api/annotations", headers=AUTH).json()["items"]] == [made.json()["id"]]
     assert client.post("/api/stitch", headers=AUTH, json={}).json()["stats"]["annotations"] == 1
-    assert len(built) == 1, "the routes run on the server's one Runtime (services built once, one lock)"
+    assert len(built) == 1, "the routes run on the server's one Runtime (services built once)"
     assert client.get("/api/nothing", headers=AUTH).status_code == 404
 
 
