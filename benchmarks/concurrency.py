@@ -106,7 +106,8 @@ class Serve:
         if not line:
             self.proc.wait(timeout=30)
             raise RuntimeError(f"code3 serve did not start (exit {self.proc.returncode}; log: {log_file})")
-        self.url = json.loads(line)["listening"]
+        self.ready = json.loads(line)
+        self.url = self.ready["listening"]
 
     def stop(self) -> None:
         if self.proc.poll() is None:

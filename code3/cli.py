@@ -177,7 +177,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         auth = {"token_file": str(token_file)} if token_file else {"token_from": "CODE3_SERVE_TOKEN"}
         print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "api": f"{url}/api",
                           "webhook": f"{url}/webhooks/github", "web": f"{url}/",
-                          "web_login": f"code3 serve --print-url --port {port}", **auth}), flush=True)
+                          "web_login": f"code3 serve --print-url --port {port}", **auth,
+                          # one serve acts as one identity (README: Running on several machines): which one
+                          "identity": settings.identity, "stateless": args.stateless}), flush=True)
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
           tools=manifest.cached(settings.cache_dir), version=__version__, token_file=token_file,

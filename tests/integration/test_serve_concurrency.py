@@ -162,6 +162,7 @@ def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_anot
                         args=("--stateless",)) for app in apps]
         try:
             ports = [int(s.url.rsplit(":", 1)[1]) for s in serves]
+            assert all(s.ready["identity"] == "alice" and s.ready["stateless"] is True for s in serves)
             headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
             opened = httpx.post(f"{serves[0].url}/mcp", headers=headers, timeout=60, json={
                 "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
