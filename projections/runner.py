@@ -83,8 +83,10 @@ def follow(app: Application, views: SqlDb, projector: Projector, limit: int = PA
         events = read_log(app, start + 1, limit)  # read and decoded before the lock is taken
         if not events:
             return passed
-        passed += _apply_page(views, projector, start, events)
-        pages = None if pages is None else pages - 1
+        applied = _apply_page(views, projector, start, events)
+        passed += applied
+        if applied and pages is not None:  # a page another catch-up had applied first is no page of ours
+            pages -= 1
     return passed
 
 
