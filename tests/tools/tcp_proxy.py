@@ -18,10 +18,12 @@ CHUNK = 65536
 
 
 class TcpProxy:
-    def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1",
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         if target_host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the test proxy forwards to loopback only")
         self.target = (target_host, target_port)
+        self.max_connections = max_connections  # a topology of many processes (tests/campaigns/topology.py) needs more
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._server.getsockname()[1])
         self._lock = threading.Lock()
@@ -72,7 +74,7 @@ class TcpProxy:
             except OSError:
                 return
             with self._lock:
-                refuse = self._cut or len(self._open) >= 2 * MAX_CONNECTIONS
+                refuse = self._cut or len(self._open) >= 2 * self.max_connections
                 if not refuse and self._dropping:
                     self._open.add(client)  # held silent until `restore` closes it
                     continue
