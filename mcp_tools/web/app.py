@@ -38,12 +38,11 @@ class Web:
         self.runtime = runtime
         self.current_token = current_token
         self.session_hours = session_hours
+        self.follower: Any = None  # the serve's one log follower for /live (`live.LogFollower`)
 
     def services(self) -> Any:
-        """The serve's services, built under the tools' lock the first time; afterwards read without it (each
-        store and view connection guards itself), so a page is not held up by a tool call in progress."""
-        built = getattr(self.runtime, "_services", None)
-        return built if built is not None else self.runtime.run(lambda s: s)
+        """The serve's services (built once, by whichever call comes first; no lock is held around a read)."""
+        return self.runtime.services()
 
     async def read(self, fn: Callable[[Any], Any]) -> Any:
         """`fn(services)` off the event loop."""

@@ -26,13 +26,14 @@ MAX_PAGE = 100_000
 STATES: dict[str, tuple[str, ...]] = {
     "open": (Status.OPEN.name,), "started": (Status.STARTED.name,), "pr_submitted": (Status.PR_SUBMITTED.name,),
     "merged": (Status.MERGED.name,), "cooling": (Status.COOLING_DOWN.name,), "paid": (Status.PAID.name,),
-    "cancelled": (Status.CANCELLED.name,),
+    "cancelled": (Status.CANCELLED.name,), "refunded": (Status.CANCELLED.name,),
+    "disputed": (Status.CANCELLED.name,),
 }
+OUTCOME_STATES = ("refunded", "disputed")  # cancellations told apart (projections.board_outcomes)
 STATE_LABELS = {Status.OPEN.name: "open", Status.STARTED.name: "started", Status.PR_SUBMITTED.name: "PR submitted",
                 Status.MERGED.name: "merged", Status.COOLING_DOWN.name: "cooling", Status.PAID.name: "paid",
                 Status.CANCELLED.name: "cancelled"}
-SORTS = {"newest": "newest first", "oldest": "oldest first", "amount_desc": "largest amount first",
-         "amount_asc": "smallest amount first"}
+SORTS = {"newest": "newest first", "amount": "largest amount first", "deadline": "soonest deadline first"}
 MODES = ("exclusive", "contest")
 REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 ASSET = re.compile(r"[A-Za-z0-9_]{1,32}")
@@ -81,31 +82,50 @@ class Filters:
 
 
 def read_board(s: Any, filters: Filters, now: int) -> dict[str, Any]:
-    """One page of rows and the totals, from the caught-up board."""
+    """One page of rows (one more is read to know whether a next page exists) and the totals, from the board
+    caught up with the log."""
     from projections import board
+    from projections.board_outcomes import outcomes_of, with_outcome
 
     catch_up_board(s)
-    rows = board.query(s.views, states=STATES.get(filters.state, ()), repo=filters.repo or None,
-                       asset=filters.asset or None, limit=PAGE_SIZE + 1, offset=(filters.page - 1) * PAGE_SIZE)
-    more = len(rows) > PAGE_SIZE
-    return {"rows": [_row(s, r, now) for r in rows[:PAGE_SIZE]], "more": more, "totals": []}
+    offset = (filters.page - 1) * PAGE_SIZE
+    if filters.state in OUTCOME_STATES:
+        where, params = ["state = ?"], [Status.CANCELLED.name]
+        for column, value in (("repo", filters.repo), ("asset", filters.asset), ("mode", filters.mode)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        condition, more_params = with_outcome(filters.state)
+        rows = board.rows(s.views, "WHERE " + " AND ".join([*where, condition]), (*params, *more_params),
+                          order=board.ORDERS[filters.sort], limit=PAGE_SIZE + 1, offset=offset)
+    else:
+        rows = board.query(s.views, states=STATES.get(filters.state, ()), repo=filters.repo or None,
+                           asset=filters.asset or None, mode=filters.mode or None, order=filters.sort,
+                           limit=PAGE_SIZE + 1, offset=offset)
+    shown = rows[:PAGE_SIZE]
+    outcomes = outcomes_of(s.views, [r["bounty_id"] for r in shown if r["state"] == Status.CANCELLED.name])
+    totals = [{"asset": asset, **sums} for asset, sums in board.totals(s.views).items()]
+    return {"rows": [_row(s, r, now, outcomes.get(r["bounty_id"])) for r in shown], "more": len(rows) > PAGE_SIZE,
+            "first": offset + 1, "last": offset + len(shown), "totals": totals}
 
 
 def catch_up_board(s: Any) -> None:
-    """Apply what the log holds beyond the board (nothing to do, and no write, when it is caught up)."""
+    """The board and the cancellations' outcomes caught up with the log (one small read each when current), so
+    a page shows what was written a moment ago, by this process or any other."""
     from projections.board import BountyBoard
-    from projections.runner import Runner
+    from projections.board_outcomes import BoardOutcomes
+    from projections.runner import follow
 
-    runner = Runner(s.store, s.views)
-    if runner.position(BountyBoard.name) < (s.store.recorder.max_notification_id() or 0):
-        runner.catch_up(BountyBoard(), keep_lease=False)
+    follow(s.store, s.views, BountyBoard())
+    follow(s.store, s.views, BoardOutcomes())
 
 
-def _row(s: Any, row: dict[str, Any], now: int) -> dict[str, Any]:
+def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:
     number = row["task_id"].rsplit("#", 1)[1] if row.get("task_id") and "#" in row["task_id"] else None
     issue_url = f"{s.forge.repo_url(row['repo'])}/issues/{number}" if number else None
     cooling = row.get("cooling_until")
-    return {**row, "state_label": STATE_LABELS.get(row["state"], row["state"].lower()), "issue_url": issue_url,
+    label = outcome or STATE_LABELS.get(row["state"], row["state"].lower())
+    return {**row, "state_label": label, "state_class": outcome or row["state"].lower(), "issue_url": issue_url,
             "cooling_left": (cooling - now) if cooling and row["state"] == Status.COOLING_DOWN.name else None,
             "mode": row.get("mode") or ""}
 

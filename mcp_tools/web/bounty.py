@@ -139,6 +139,7 @@ def verify_bounty(s: Any, bounty: Bounty, issue: Issue | None, events: list[Any]
     from mcp_tools.lifecycle.audit import _disagreements
     from projections import board
     from projections.board import BountyBoard
+    from projections.versions import ready
 
     result = Checked()
     for aggregate in (bounty, issue):
@@ -152,8 +153,8 @@ def verify_bounty(s: Any, bounty: Bounty, issue: Issue | None, events: list[Any]
     result.checks.append("replayed events = repository")
     fresh = SqlDb.sqlite(Path(":memory:"))
     try:
-        fresh.ensure(board.SCHEMA)
         projector = BountyBoard()
+        ready(fresh, projector)  # the tables at this code's version (else the first read would empty them)
         with fresh.transaction() as cur:
             for event in events:
                 projector.apply(event, cur)

@@ -1,39 +1,42 @@
-// Live updates without a reload: listens to /live (server-sent events: ids and kinds only, never text) and
-// fetches the fragment it needs through an authenticated route. Without JavaScript the pages still work.
+// Live updates without a reload. The page names its topic (<body data-live="board" | "bounty:7" | "all">) and
+// marks the parts that change with data-live-region (each with an id). /live (server-sent events) says only
+// that something changed — positions, kinds, ids, never text — and this script fetches the same page again
+// through the session and swaps those regions in. Without JavaScript the pages still work (reload them).
 (function () {
   "use strict";
   var topic = document.body.getAttribute("data-live");
   var status = document.getElementById("live-status");
-  if (!topic || !window.EventSource) { return; }
+  if (!topic || !window.EventSource || !window.fetch) { return; }
   function say(text) { if (status) { status.textContent = text; } }
 
-  function replaceFrom(url, selector, then) {
-    fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (r) {
-      if (!r.ok) { throw new Error(String(r.status)); }
-      return r.text();
-    }).then(function (html) {
-      var doc = new DOMParser().parseFromString(html, "text/html");
-      var fresh = doc.querySelector(selector);
-      var old = document.querySelector(selector);
-      if (fresh && old) { old.replaceWith(fresh); fresh.classList.add("updated"); }
-      else if (fresh && !old && then) { then(fresh); }
-    }).catch(function () { say("live updates: could not refresh (reload the page)"); });
+  var pending = null;
+  function refresh() {
+    if (pending) { return; }
+    pending = window.setTimeout(function () {
+      pending = null;
+      fetch(window.location.pathname + window.location.search,
+            { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (answer) {
+        if (!answer.ok) { throw new Error(String(answer.status)); }
+        return answer.text();
+      }).then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live-region]").forEach(function (old) {
+          var replacement = old.id ? fresh.getElementById(old.id) : null;
+          if (replacement && replacement.innerHTML !== old.innerHTML) {
+            old.replaceWith(replacement);
+            replacement.classList.add("updated");
+          }
+        });
+        document.body.setAttribute("data-refreshed", String(Date.now()));
+        say("live updates: on, last change at " + new Date().toLocaleTimeString());
+      }).catch(function () { say("live updates: the page could not be refreshed; reload it"); });
+    }, 250);
   }
 
-  var after = document.body.getAttribute("data-position") || "";
-  var source = new EventSource("/live?topic=" + encodeURIComponent(topic) + (after ? "&after=" + after : ""));
+  var source = new EventSource("/live?topic=" + encodeURIComponent(topic));
   source.addEventListener("open", function () { say("live updates: on"); });
   source.addEventListener("error", function () { say("live updates: reconnecting…"); });
-  source.addEventListener("bounty", function (e) {
-    var data = JSON.parse(e.data);
-    if (topic === "board") {
-      // the row of a bounty already shown is refreshed in place; a new bounty refreshes the list
-      var row = document.getElementById("bounty-" + data.bounty_id);
-      if (row) { replaceFrom("/bounties/" + encodeURIComponent(data.bounty_id) + "/row", "#bounty-" + data.bounty_id); }
-      else { replaceFrom(window.location.pathname + window.location.search, "#board-list"); }
-    } else if (topic === "bounty:" + data.bounty_id) {
-      replaceFrom(window.location.pathname, "#bounty-live");
-    }
-    say("live updates: on — last change " + new Date().toLocaleTimeString());
-  });
+  source.addEventListener("bounty", refresh);
+  source.addEventListener("change", refresh);
+  source.addEventListener("resync", refresh);
 }());
