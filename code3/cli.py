@@ -328,9 +328,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
             count = audit_log.export(s.store, Path(args.target), s.signer)
             print(json.dumps({"exported": count, "file": args.target, "signed_by": s.signer.address}))
             return 0
-        verdict = audit.verify(s)
-        print(json.dumps({"ok": verdict.ok, "aggregates": verdict.aggregates, "board_rows": verdict.board_rows,
-                          "bounties_checked": verdict.bounties_checked, "problems": verdict.problems}, indent=2))
+        from code3.progress import reporter
+
+        with reporter("audit verify") as progress:  # on stderr: by pages, it can take minutes on a big store
+            verdict = audit.verify(s, progress)
+        print(json.dumps({"ok": verdict.ok, "events": verdict.events, "aggregates": verdict.aggregates,
+                          "board_rows": verdict.board_rows, "bounties_checked": verdict.bounties_checked,
+                          "problems": verdict.problems}, indent=2))
         return 0 if verdict.ok else 1
     finally:
         s.close()

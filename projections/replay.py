@@ -1,6 +1,8 @@
-"""Rebuild every aggregate by folding the whole notification log, in log order.
+"""Rebuild aggregates from their events: one by folding its own events (what `audit verify` does for each
+aggregate in turn, so it never holds more than one), or all by folding the whole notification log in log order.
 
-The basis of audit: what the log says must equal what the repository (and the chain) say.
+The basis of audit: what the log says must equal what the repository (and the chain) say. The repository may
+answer from its cache or a snapshot; a replay never does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ def replay_aggregates(app: Application) -> dict[UUID, Any]:
     for _, event in iter_log(app):
         states[event.originator_id] = event.mutate(states.get(event.originator_id))
     return states
+
+
+def replay_one(app: Application, aggregate_id: UUID) -> tuple[Any, int]:
+    """The aggregate folded from every one of its stored events (no cache, no snapshot), and how many there were."""
+    state, count = None, 0
+    for event in app.repository.event_store.get(aggregate_id):
+        state = event.mutate(state)
+        count += 1
+    return state, count
 
 
 def state_of(aggregate: Any) -> dict[str, Any]:

@@ -284,3 +284,56 @@ def test_completions_read_the_board_by_prefix_a_page_at_a_time_as_a_full_read_fi
                 f"EXPLAIN QUERY PLAN SELECT task_id FROM bounty_board WHERE {_key('task_id', False)} >= 'a' "
                 f"AND {_key('task_id', False)} < 'b' ORDER BY {_key('task_id', False)} LIMIT 5"))
         assert "USING INDEX bounty_board_prefix_task_id" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_audit_verify_goes_by_pages_reports_progress_and_names_the_first_board_row_that_differs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_tools.lifecycle import audit
+    from projections import replay
+
+    monkeypatch.setattr(audit, "PAGE", 25)  # pages smaller than the store: every phase crosses pages
+    monkeypatch.setattr(replay, "replay_aggregates", None)  # the whole-log replay is not what verify uses
+    whole = board.rows
+    monkeypatch.setattr(board, "rows", lambda views, *a, **k: whole(views, *a, **k) if k.get("limit") or (
+        len(a) > 3 and a[3]) else pytest.fail("a board read without a limit"))
+    seeded = open_world(tmp_path / "project", tmp_path / "home")  # SQLite: the pages' SQL is tested on both above
+    seed(seeded, 60)
+    s = seeded.sponsor
+    seen: list[tuple[str, int, int | None]] = []
+    verdict = audit.verify(s, lambda phase, done, total: seen.append((phase, done, total)))
+    assert verdict.ok, verdict.problems
+    assert verdict.board_rows == 60 and verdict.bounties_checked == 60
+    assert verdict.events == s.store.recorder.max_notification_id()
+    phases = list(dict.fromkeys(p for p, _, _ in seen))
+    assert phases == ["replay", "board rebuild", "board compare", "forge issues"]
+    for phase in phases:
+        last = [(done, total) for p, done, total in seen if p == phase][-1]
+        assert last[0] == last[1], (phase, last)
+
+    target = board.query(s.views, limit=1, offset=33)[0]["bounty_id"]
+    with s.views.transaction() as cur:
+        cur.execute("UPDATE bounty_board SET amount = amount + 1 WHERE bounty_id = ?", (target,))
+    problems = audit.verify(s).problems
+    seeded.close()
+    assert problems == [f"bounty board differs from its rebuild (60 live, 60 rebuilt; first at bounty {target})"]
+
+
+def test_audit_verify_on_the_command_line_prints_plain_progress_on_stderr_and_its_answer_on_stdout(
+        tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    world = open_world(tmp_path / "project", tmp_path / "home")
+    try:
+        seed(world, 20)
+    finally:
+        world.close()
+    run = subprocess.run([sys.executable, "-m", "code3", "audit", "verify", "--project", str(tmp_path / "project"),
+                          "--identity", "alice"], capture_output=True, text=True,
+                         env={**__import__("os").environ, "CODE3_HOME": str(tmp_path / "home")}, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["ok"] and answer["board_rows"] == 20 and answer["events"] > 20
+    lines = [line for line in run.stderr.splitlines() if line.startswith("audit verify: ")]
+    assert [line.split()[2] for line in lines if " done " in line] == ["replay", "board", "board", "forge"], lines
