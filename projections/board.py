@@ -39,7 +39,16 @@ CREATE INDEX IF NOT EXISTS bounty_board_state_per_effort ON bounty_board
 CREATE INDEX IF NOT EXISTS bounty_board_repo ON bounty_board (repo, state);
 CREATE INDEX IF NOT EXISTS bounty_board_asset ON bounty_board (asset, state);
 CREATE INDEX IF NOT EXISTS bounty_board_mode ON bounty_board (mode, state, bounty_id);
-"""
+CREATE INDEX IF NOT EXISTS bounty_board_newest ON bounty_board ((CAST(bounty_id AS BIGINT)));
+CREATE INDEX IF NOT EXISTS bounty_board_state_newest ON bounty_board (state, (CAST(bounty_id AS BIGINT)));
+CREATE INDEX IF NOT EXISTS bounty_board_amount_order ON bounty_board (amount DESC, bounty_id);
+CREATE INDEX IF NOT EXISTS bounty_board_deadline_order ON bounty_board
+    ((CASE WHEN deadline IS NULL THEN 1 ELSE 0 END), deadline, bounty_id);
+CREATE INDEX IF NOT EXISTS bounty_board_repo_newest ON bounty_board (repo, (CAST(bounty_id AS BIGINT)));
+CREATE INDEX IF NOT EXISTS bounty_board_asset_newest ON bounty_board (asset, (CAST(bounty_id AS BIGINT)));
+CREATE INDEX IF NOT EXISTS bounty_board_mode_newest ON bounty_board (mode, (CAST(bounty_id AS BIGINT)));
+"""  # from bounty_board_newest on: the web board's pages follow an index in each order (ORDERS), unfiltered or by
+# state, and newest first by repository, asset or mode, at any size
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
            "sponsor, claimable, deadline, mode")
 TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids")
