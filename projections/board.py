@@ -15,7 +15,7 @@ from typing import Any
 from adapters.sql import Cursor, SqlDb
 from domain.amounts import display
 from domain.bounty import Bounty
-from domain.contract import Mode, Status, status_after_accept
+from domain.contract import Mode, Status, status_after_accept, status_after_withdraw
 from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from projections.versions import ready
@@ -56,7 +56,7 @@ TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids
 
 class BountyBoard:
     name = "bounty_board"
-    version = 2  # 2: the bounty's mode
+    version = 2  # 2: the bounty's mode; a withdrawal and an exclusive task's new holder change the workers
     has_effects = False
     schema = SCHEMA
     tables = TABLES
@@ -88,19 +88,29 @@ class BountyBoard:
             self._bounty_event(event, cur)
 
     def _bounty_event(self, event: Any, cur: Cursor) -> None:
-        cur.execute("SELECT bounty_id FROM board_bounty_ids WHERE originator_id = ?", (str(event.originator_id),))
-        row = cur.fetchone()
-        if row is None:
+        """One statement for most events (the row found through board_bounty_ids inside the UPDATE), two where
+        the new value depends on the row (accept, withdraw): each is a round trip under the page's lock."""
+        originator = str(event.originator_id)
+        if isinstance(event, Bounty.Accepted | Bounty.Withdrawn):
+            row = cur.execute("SELECT b.bounty_id, b.state, b.workers, b.mode FROM board_bounty_ids i "
+                              "JOIN bounty_board b ON b.bounty_id = i.bounty_id WHERE i.originator_id = ?",
+                              (originator,)).fetchone()
+            if row is None:
+                return
+            bounty_id, state, workers_json, mode = row
+            workers = json.loads(workers_json)
+            if isinstance(event, Bounty.Accepted):  # as the chain: an exclusive task's new holder replaces the last
+                workers = [event.worker] if mode == Mode.EXCLUSIVE.label else [*workers, event.worker]
+                state = status_after_accept(Status[state]).name
+            else:
+                if event.worker in workers:
+                    workers.remove(event.worker)
+                state = status_after_withdraw(Status[state], workers).name
+            cur.execute("UPDATE bounty_board SET workers = ?, state = ? WHERE bounty_id = ?",
+                        (json.dumps(workers), state, bounty_id))
             return
-        bounty_id = row[0]
-        cur.execute("SELECT state, workers FROM bounty_board WHERE bounty_id = ?", (bounty_id,))
-        state, workers_json = cur.fetchone()
-        workers = json.loads(workers_json)
         updates: dict[str, Any] = {}
-        if isinstance(event, Bounty.Accepted):
-            workers.append(event.worker)
-            updates.update(workers=json.dumps(workers), state=status_after_accept(Status[state]).name)
-        elif isinstance(event, Bounty.PRSubmitted):
+        if isinstance(event, Bounty.PRSubmitted):
             updates["state"] = Status.PR_SUBMITTED.name
         elif isinstance(event, Bounty.Merged):
             updates.update(state=Status.MERGED.name, winner=event.winner)
@@ -118,7 +128,9 @@ class BountyBoard:
                            winner=chain["winner"], cooling_until=chain["cooling_until"])
         if updates:
             assignments = ", ".join(f"{column} = ?" for column in updates)
-            cur.execute(f"UPDATE bounty_board SET {assignments} WHERE bounty_id = ?", (*updates.values(), bounty_id))
+            cur.execute(f"UPDATE bounty_board SET {assignments} WHERE bounty_id = "
+                        "(SELECT bounty_id FROM board_bounty_ids WHERE originator_id = ?)",
+                        (*updates.values(), originator))
 
 
 def _issue_info(cur: Cursor, issue_hash: str, task_id: str | None = None, effort: int | None = None,

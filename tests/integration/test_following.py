@@ -252,3 +252,28 @@ def test_the_worker_runner_follows_pure_projectors_without_a_lease(world: World)
     runner = Runner(w["alice"].store, w["alice"].views, owner="worker-1")
     assert runner.catch_up(BountyBoard()) > 0
     assert w["alice"].views.query("SELECT COUNT(*) FROM projection_leases")[0][0] == 0
+
+
+def test_the_board_follows_withdrawals_and_an_exclusive_tasks_holder_as_the_chain_does(world: World) -> None:
+    from domain.bounty import Bounty
+    from mcp_tools.lifecycle import work
+
+    w = world
+    exclusive = published(w, "Users can export their to-do list as CSV")
+    contest = published(w, "Users can share a list by link", mode="contest")
+    work.accept_task(w["bob"], exclusive["task_id"])
+    work.withdraw_task(w["bob"], exclusive["task_id"])
+    work.accept_task(w["carol"], exclusive["task_id"])  # the new holder
+    for who in ("bob", "carol"):
+        work.accept_task(w[who], contest["task_id"])
+    work.withdraw_task(w["carol"], contest["task_id"])
+    alice = w["alice"]
+    follow(alice.store, alice.views, BountyBoard())
+    found = {}
+    for answer in (exclusive, contest):
+        bounty_id = answer["bounty"]["bounty_id"]
+        [row] = board.rows(alice.views, "WHERE bounty_id = ?", (bounty_id,))
+        live = alice.store.get(Bounty, Bounty.create_id(bounty_id))
+        assert (row["state"], row["workers"]) == (live.status.name, live.workers)
+        found[answer is exclusive] = row["workers"]
+    assert found == {True: [w.address("carol")], False: [w.address("bob")]}
