@@ -16,10 +16,10 @@ from markupsafe import Markup, escape
 
 WIDTH, HEIGHT = 720, 380
 CENTER_X, CENTER_Y = WIDTH / 2, HEIGHT / 2
-RADIUS_X, RADIUS_Y = 265, 140
-NODE_W, NODE_H = 170, 34
+RADIUS_X, RADIUS_Y = 255, 140
+NODE_W, NODE_H = 190, 36
 MAX_NODES = 12
-MAX_LABEL = 22
+MAX_LABEL = 19
 
 
 @dataclass(frozen=True)
