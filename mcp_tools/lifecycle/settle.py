@@ -35,9 +35,17 @@ def mark_merged(s: Services, pr_url: str, delivery_id: str, bounty_id: str | Non
         # the winner is the PR's submitter on chain (submit_pr tied the PR to its author on the forge)
         winner = next((w for w, sub in bounty.submissions.items() if sub["pr_url"] == pr_url), "")
         resolver = s.chain.config().resolver
-        refuse_doomed(s, bounty_id, lambda state, now: contract.mark_merged(state, s.signer.address, resolver, pr_url,
-                                                                         winner, now), f"bounty {bounty_id}")
-        raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url, winner), f"bounty {bounty_id}")
+        try:
+            refuse_doomed(s, bounty_id, lambda state, now: contract.mark_merged(
+                state, s.signer.address, resolver, pr_url, winner, now), f"bounty {bounty_id}")
+            raise_for(s.chain.mark_merged(s.signer, bounty_id, pr_url, winner), f"bounty {bounty_id}")
+        except Code3Error as refused:
+            # another reporter (the worker's merge look, a second serve's webhook) merged it since the read above:
+            # the chain's merge is the answer, and this delivery a duplicate of it, not a failure
+            bounty, _ = record(s, bounty_id, bounty)
+            if refused.code is not Code.INVALID_STATE or bounty.merged_pr is None:
+                raise
+            return _answer(bounty, duplicate=True, pr_url=pr_url)
 
     def report(current: Bounty) -> bool:
         if current.has_delivery(delivery_id):
