@@ -93,7 +93,7 @@ def verify(s: Services, progress: Progress = _quiet) -> Verdict:
             progress("replay", min(position, head), head)
         aggregate_id = event.originator_id
         if event.originator_version == 1:
-            flight[aggregate_id] = (None, s.store.repository.get(aggregate_id))
+            flight[aggregate_id] = (None, s.store.repository.get(aggregate_id, deepcopy_from_cache=False))  # read only
         if aggregate_id not in flight:
             strays.append((aggregate_id, event.originator_version))
             continue
