@@ -35,6 +35,7 @@ VIEWS_POOL_SIZE = 1  # PostgreSQL connections per process for the views (the eve
 RECONNECT_S = 10.0  # a pool gives up a reconnection attempt after this long; the next request starts anew,
 # so its back-off (1, 2, 4 s ... ) never grows past a few seconds, however long the outage lasted
 CONNECT_TIMEOUT_S = 5
+ENSURE_ATTEMPTS = 6  # tries of one table creation whose connection was lost midway (0.25 s to 2 s apart)
 log = logging.getLogger("code3.db")
 
 
@@ -107,12 +108,23 @@ class SqlDb:
         if ddl in self._ensured:
             return
         if self.postgres:
-            with self.transaction() as cur:
-                # processes starting at once would race their CREATE ... IF NOT EXISTS ("tuple concurrently
-                # updated"): one at a time, by a transaction-scoped advisory lock
-                cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
-                for statement in filter(str.strip, ddl.split(";")):
-                    cur.execute(statement)
+            for attempt in range(ENSURE_ATTEMPTS):
+                try:
+                    with self.transaction() as cur:
+                        # processes starting at once would race their CREATE ... IF NOT EXISTS ("tuple concurrently
+                        # updated"): one at a time, by a transaction-scoped advisory lock
+                        cur.execute("SELECT pg_advisory_xact_lock(?)", (DDL_LOCK,))
+                        for statement in filter(str.strip, ddl.split(";")):
+                            cur.execute(statement)
+                    break
+                except Exception as exc:
+                    # a backend terminated while a process starts (a failover, pg_terminate_backend) took the
+                    # whole transaction with it: the DDL is idempotent, so run it again on a new connection
+                    # rather than end the start-up of a serve or a worker (the soak campaign found it)
+                    if not unreachable(exc) or attempt == ENSURE_ATTEMPTS - 1:
+                        raise
+                    log.warning("creating tables failed (%s); trying again", type(exc).__name__)
+                    time.sleep(min(0.25 * 2 ** attempt, 2.0))
             self._ensured.add(ddl)
             return
         with self._lock:
