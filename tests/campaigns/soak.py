@@ -65,6 +65,7 @@ class Options:
     cooling: int = 4
     expire_deadline: int = 25
     quiesce_seconds: float = 180.0
+    max_seconds: float = 3600.0  # no lifecycle starts after this many seconds of driving
     seed: int = 20
     root: Path = Path("/tmp/code3-soak")
     keep: bool = False
@@ -127,6 +128,9 @@ class Campaign:
 
         async def one(lc: Lifecycle) -> None:
             async with gate:
+                if time.monotonic() - run_began > self.o.max_seconds:
+                    lc.outcome = "skipped"  # the time bound: what has not started by then is not started
+                    return
                 await self._lifecycle(lc)
 
         await asyncio.gather(*(one(lc) for lc in plan))
@@ -182,7 +186,7 @@ class Campaign:
                         await agent.call("server_mcp.accept_task", {"task_id": f"{REPO}#{lc.issue}"})
                     finally:
                         self._free_workers.put_nowait(agent)
-                lc.outcome = await self._wait_for(lc, "CANCELLED", self.o.expire_deadline + 150, "refunded")
+                lc.outcome = await self._wait_for(lc, "CANCELLED", self.o.expire_deadline + 600, "refunded")
                 return
             count = 2 if lc.mode == "contest" else 1
             agents = [await self._free_workers.get() for _ in range(count)]
@@ -194,7 +198,7 @@ class Campaign:
                     self._free_workers.put_nowait(agent)
             lc.merged_pr = lc.prs[self.rng.choice(sorted(lc.prs))]
             lc.merge_delivery = (await asyncio.to_thread(self.topo.merge, lc.merged_pr)).get("delivery")
-            lc.outcome = await self._wait_for(lc, "PAID", 240, "paid")
+            lc.outcome = await self._wait_for(lc, "PAID", 600, "paid")
         except ToolFailed as exc:
             lc.outcome = f"failed: {exc}"
         finally:
@@ -262,7 +266,9 @@ class Campaign:
                 await self._drop()
 
     async def _kill(self) -> None:
-        machine = self.rng.choice(self.topo.machines)
+        """SIGKILL a serve and a worker in turn (one of each kind at least once two kills are asked), restart it."""
+        kind = ("serve", "worker")[len(self.chaos.kills) % 2]
+        machine = self.rng.choice([m for m in self.topo.machines if m.kind == kind])
         await asyncio.to_thread(self.topo.kill, machine)
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
         restarted = time.monotonic()
@@ -358,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("agents", "lifecycles", "kills", "terminations", "concurrency", "cooling", "expire_deadline",
                  "seed"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(defaults, name))
-    for name in ("seconds", "drop_seconds", "expire_share", "contest_share", "quiesce_seconds"):
+    for name in ("seconds", "drop_seconds", "expire_share", "contest_share", "quiesce_seconds", "max_seconds"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(defaults, name))
     parser.add_argument("--root", type=Path, default=None, help="where the machines' directories go (default: a "
                                                                  "fresh temporary directory)")

@@ -92,6 +92,8 @@ def check_all(c: Campaign) -> tuple[list[str], dict[str, Any]]:
         if b["status"] in ("OPEN", "STARTED", "PR_SUBMITTED") and b["deadline"] <= now:
             findings.append(f"bounty {bounty_id} stuck in {b['status']} {now - b['deadline']} s past its deadline")
     for lc in c.lifecycles:
+        if lc.outcome == "skipped":
+            continue
         if lc.outcome.startswith("failed"):
             findings.append(f"lifecycle {lc.index} ({lc.mode}) {lc.outcome}")
         if lc.bounty_id is None:
@@ -171,7 +173,10 @@ def check_all(c: Campaign) -> tuple[list[str], dict[str, Any]]:
                 findings.append(f"{machine.name}: `code3 {' '.join(args)}` exit {done.returncode}: " + " | ".join(tail))
 
     deliveries = Counter(str(d["status"]) for d in github.get("deliveries", []))
+    unsettled_deliveries = [f"{row[0]} {row[1]} after {row[2]} attempts: {str(row[3])[:300]}" for row in topo.query(
+        "SELECT delivery_id, status, attempts, last_error FROM webhook_deliveries WHERE status <> 'done'")]
     facts = {"bounties": Counter(b["status"] for b in bounties.values()), "escrow": ledger["escrow"],
              "minted": topo.minted, "deliveries": dict(deliveries), "duplicate_comments": duplicates,
-             "reconciled_comments": reconciled, "checks": verified, "backends_now": topo.backends()}
+             "reconciled_comments": reconciled,
+             "deliveries_not_done": unsettled_deliveries, "checks": verified, "backends_now": topo.backends()}
     return findings, facts

@@ -48,8 +48,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _read_line(proc: subprocess.Popen[str], what: str, timeout: float = 60.0) -> dict[str, Any]:
-    """The first JSON line a process prints on stdout (its ready line)."""
+def _read_line(proc: subprocess.Popen[str], what: str, timeout: float = 60.0, text: str | None = None
+               ) -> dict[str, Any]:
+    """The first JSON line a process prints on stdout (its ready line), or with `text` the first line holding it."""
     import selectors
 
     assert proc.stdout is not None
@@ -61,6 +62,8 @@ def _read_line(proc: subprocess.Popen[str], what: str, timeout: float = 60.0) ->
             line = proc.stdout.readline()
             if not line:
                 break
+            if text is not None and text in line:
+                return {"line": line.strip()}
             with contextlib.suppress(ValueError):
                 found = json.loads(line)
                 if isinstance(found, dict):
@@ -123,7 +126,7 @@ class Topology:
         with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=5) as conn:
             conn.execute(f"CREATE SCHEMA {self.schema}")
         self.direct_url = f"{POSTGRES_URL}?schema={self.schema}"
-        self.proxy = TcpProxy(urlparse(POSTGRES_URL).port or 5432)
+        self.proxy = TcpProxy(urlparse(POSTGRES_URL).port or 5432, max_connections=120)
         self.database_url = self.proxy.url(self.direct_url)
         self.webhook_secret = uuid.uuid4().hex + uuid.uuid4().hex
         self._make_keys()
@@ -215,7 +218,9 @@ class Topology:
                                         cwd=machine.project, stdout=subprocess.PIPE, stderr=log, text=True)
         log.close()
         if machine.kind == "serve":
-            _read_line(machine.proc, f"{machine.name}", timeout=90)
+            _read_line(machine.proc, f"{machine.name}", timeout=120)
+        else:  # started: its first tick done ("code3 worker: running"); a fault that lands earlier is another test
+            _read_line(machine.proc, f"{machine.name}", timeout=120, text="running")
 
     def kill(self, machine: Machine) -> None:
         """SIGKILL: no handler runs, as a host losing power."""
@@ -282,6 +287,14 @@ class Topology:
             rows = conn.execute("SELECT application_name, count(*) FROM pg_stat_activity WHERE application_name "
                                 "LIKE %s GROUP BY application_name", (f"soak-{self.tag}-%",)).fetchall()
         return {str(name).removeprefix(f"soak-{self.tag}-"): int(n) for name, n in rows}
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        """A read of the campaign's own schema, straight to PostgreSQL (not through the proxy)."""
+        import psycopg
+
+        with psycopg.connect(POSTGRES_URL, autocommit=True, application_name=f"soak-observer-{self.tag}") as conn:
+            conn.execute(f"SET search_path TO {self.schema}")
+            return [tuple(row) for row in conn.execute(sql).fetchall()]
 
     # --- the stand-ins' operator routes -----------------------------------------------------------
 
