@@ -11,7 +11,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 
 .DEFAULT_GOAL := test
 .PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
-	screenshots
+	screenshots soak
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
 $(VENV)/.installed: pyproject.toml
@@ -54,6 +54,15 @@ fuzz: $(VENV)/.installed
 
 race: $(VENV)/.installed
 	CODE3_RACE_ROUNDS=20 CODE3_RACERS=4 $(PY) -m pytest -q tests/campaigns/test_race_campaign.py
+
+# The chaos campaign at full size (issue 20; `make test` runs tests/campaigns/test_soak_short.py): 20 agents drive
+# up to 200 lifecycles through 3 serves and 2 workers on PostgreSQL while serves and workers are SIGKILLed, the
+# campaign's backends terminated and the database cut off for 20 s; no lifecycle starts after 10 minutes.
+SOAK_ARGS ?= --agents 20 --lifecycles 200 --seconds 420 --kills 8 --terminations 4 --drop-seconds 20 \
+	--concurrency 16 --max-seconds 600
+soak: $(VENV)/.installed
+	CODE3_TEST_POSTGRES=$${CODE3_TEST_POSTGRES:-postgresql://postgres@127.0.0.1:5432/test} \
+		$(PY) -m tests.campaigns.soak $(SOAK_ARGS)
 
 # The MCP conformance suite's server scenarios that need no fixtures of the suite's own, against code3 serve
 # (Node 22 and the suite land in .cache/node; a loopback proxy adds the serve token the suite cannot send).
