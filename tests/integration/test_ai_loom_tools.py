@@ -22,7 +22,7 @@ from mcp_tools.server import build_server
 from mcp_tools.services import Services
 from projections import annotations as rows
 from projections.annotations import AnnotationIndex
-from projections.runner import Runner
+from projections.runner import follow
 from tests.answers import error_of
 
 SOURCE = "\n".join(f"line {n}" for n in range(1, 41)) + "\n"
@@ -158,7 +158,7 @@ def test_the_annotation_store_rebuilt_from_the_log_equals_the_live_one(s: Servic
 
     fresh = SqlDb.sqlite(tmp_path / "rebuild.sqlite")
     try:
-        Runner(s.store, fresh).catch_up(AnnotationIndex(s.store))
+        follow(s.store, fresh, AnnotationIndex(s.store))
         assert rows.dump(fresh) == rows.dump(s.views)
     finally:
         fresh.close()

@@ -23,7 +23,7 @@ from code3 import wiring
 from code3.settings import Settings
 from mcp_tools.lifecycle import publish, settle, specs
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import Runner, follow
 from tests.campaigns.test_race_campaign import race
 from tests.campaigns.world import AMOUNT, REPO, CampaignWorld
 from tests.conftest import World
@@ -121,7 +121,7 @@ def test_two_workers_send_and_log_a_bountys_payout_once(world: World, monkeypatc
     published = cooling(w)
     bounty_id = published["bounty"]["bounty_id"]
     w.stack.advance(w.stack.cooling_period)
-    Runner(w["alice"].store, w["alice"].views).catch_up(BountyBoard(), keep_lease=False)  # both see it due
+    follow(w["alice"].store, w["alice"].views, BountyBoard())  # both see it due
     sent: list[str] = []
     claim = settle.claim_payout
 
@@ -178,7 +178,7 @@ def test_racing_accept_best_task_callers_each_get_a_task_while_tasks_remain(tmp_
             publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=spec["feature_id"],
                                                 spec_path=spec["paths"]["spec"], amount=str(AMOUNT), asset="USDT",
                                                 network=alice.chain.network)
-        Runner(alice.store, alice.views).catch_up(BountyBoard(), keep_lease=False)
+        follow(alice.store, alice.views, BountyBoard())
         answers = race(tmp_path, database_url, RACERS, "mcp_tools.lifecycle.work:accept_best_task", {})
         assert all("ok" in a for a in answers), answers
         tasks = [a["ok"]["selected_task_id"] for a in answers]

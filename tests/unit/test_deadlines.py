@@ -14,7 +14,7 @@ from domain.contract import Status
 from mcp_tools.lifecycle import publish, specs, work
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import follow
 from scheduler.payouts import expire
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
@@ -48,7 +48,7 @@ def _services_for(w: MemoryWorld) -> Any:
 
 def _past_deadline(w: MemoryWorld) -> None:
     w.ledger.advance(DEADLINE + 1)
-    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    follow(w.store, w.views, BountyBoard())
 
 
 def test_a_submitted_pr_that_never_merged_does_not_freeze_the_escrow_past_the_deadline(w: MemoryWorld) -> None:

@@ -16,7 +16,7 @@ from mcp_tools.lifecycle import audit, publish, settle, specs, work
 from mcp_tools.lifecycle.chain_record import lookup, require_bounty
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from projections.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import follow
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 
 
@@ -164,7 +164,7 @@ def test_claiming_an_open_bounty_is_refused_without_a_transaction(w: MemoryWorld
 def _submitted(w: MemoryWorld) -> tuple[str, Any]:
     bounty_id, pr = _accepted_with_pr(w)
     work.submit_pr(w["bob"], bounty_id, pr.url)
-    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    follow(w.store, w.views, BountyBoard())
     return bounty_id, pr
 
 
@@ -175,7 +175,7 @@ def test_a_merge_no_webhook_reported_is_found_on_the_forge_and_recorded_once(w: 
     assert reconcile_merges(reporter) == [bounty_id]
     bounty = require_bounty(reporter, bounty_id)
     assert bounty.status is Status.COOLING_DOWN and bounty.merged_pr == pr.url
-    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    follow(w.store, w.views, BountyBoard())
     assert reconcile_merges(reporter) == [], "a recorded merge is not reported again"
 
 

@@ -12,7 +12,7 @@ from domain.issue import Issue
 from mcp_tools.lifecycle import audit
 from projections import board
 from projections.board import BountyBoard
-from projections.runner import Runner, dead_letters
+from projections.runner import dead_letters, follow
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 from tests.unit.test_handlers import _published
 
@@ -30,7 +30,7 @@ def test_an_event_the_board_cannot_apply_is_a_dead_letter_and_the_board_goes_on(
                        spec_digest="0" * 64, amount=str(AMOUNT), asset="USDT", network="local", labels=["code3"],
                        assignees=[], effort=1, deadline=10**30))
     published = _published(w)
-    Runner(w.store, w.views).catch_up(BountyBoard(), keep_lease=False)
+    follow(w.store, w.views, BountyBoard())
     letters = dead_letters(w.views)
     assert [(d["projection"], d["event"]) for d in letters] == [("bounty_board", "Issue.PublishRequested")]
     assert [row["bounty_id"] for row in board.open_bounties(w.views)] == [published["bounty"]["bounty_id"]]
