@@ -25,6 +25,7 @@ from pydantic import ConfigDict
 
 from adapters import metrics
 from mcp_tools import dialects, published
+from mcp_tools.conflicts import write_conflict
 from mcp_tools.declare import ToolDecl
 
 log = logging.getLogger("code3.mcp")
@@ -95,28 +96,6 @@ class Runtime:
             return error_result(dialects.internal(decl.name, decl.handler.__module__, decl.error_text))
         finally:
             metrics.tool_call(decl.name, time.perf_counter() - started, failed)
-
-
-def write_conflict(exc: BaseException) -> Any:
-    """The coded error (E_PRECONDITION, retry) for a write that lost a race with a concurrent call and whose
-    retries were spent: the event store's optimistic concurrency (eventsourcing's IntegrityError on a stale
-    aggregate), a PostgreSQL serialization failure or deadlock (SQLSTATE 40001, 40P01), SQLite still locked
-    after its busy timeout. None for any other exception (an E_INTERNAL, logged)."""
-    from domain.errors import Code, Code3Error
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:  # libraries wrap the driver's error (`from`)
-        seen.add(id(current))
-        name = type(current).__name__
-        state = getattr(current, "sqlstate", None)
-        locked = name == "OperationalError" and "database is locked" in str(current)
-        if (name == "IntegrityError" and type(current).__module__.startswith("eventsourcing")) \
-                or state in ("40001", "40P01") or locked:
-            return Code3Error(Code.PRECONDITION, "another call changed the same records at the same moment",
-                              "retry the call: it resumes where this one stopped")
-        current = current.__cause__
-    return None
 
 
 def _result(decl: ToolDecl, data: dict[str, Any]) -> CallToolResult:

@@ -39,7 +39,11 @@ def loom_errors(handler: F) -> F:
             raise
         except Code3Error as exc:
             raise LoomError(exc.code, exc.message, exc.hint) from None
-        except Exception:
+        except Exception as exc:
+            from mcp_tools.conflicts import write_conflict
+
+            if (conflict := write_conflict(exc)) is not None:  # a lost write race: retry, not INTERNAL
+                raise LoomError(conflict.code, conflict.message, conflict.hint) from None
             log.exception("ai-loom handler %s failed", handler.__name__)
             raise LoomError(Code.INTERNAL, "internal error; the server log (stderr) has details",
                             "retry; if it persists, report it with the server log") from None

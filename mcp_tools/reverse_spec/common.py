@@ -48,6 +48,10 @@ def seed_errors(handler: F) -> F:
         except Code3Error:
             raise
         except Exception as exc:
+            from mcp_tools.conflicts import write_conflict
+
+            if (conflict := write_conflict(exc)) is not None:  # a lost write race: retry, not 内部错误
+                raise conflict from None
             log.exception("%s raised an unexpected exception", handler.__name__)
             message = _relative_paths(args, redact(str(exc) or type(exc).__name__).text.splitlines()[0])[:500]
             raise Code3Error(Code.INTERNAL, f"内部错误: {message}",

@@ -19,7 +19,8 @@ import httpx2
 import pytest
 
 from benchmarks.concurrency import KINDS, SLOW_REPO, Serve, call_for, check, prepare, publish_args, session, slow_github
-from mcp_tools.binding import Runtime, write_conflict
+from mcp_tools.binding import Runtime
+from mcp_tools.conflicts import write_conflict
 
 pytestmark = pytest.mark.filterwarnings("default::mcp.MCPDeprecationWarning")
 
@@ -206,3 +207,21 @@ def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_anot
     assert '"method":"notifications/progress"' in progress and '"successful":' in progress.replace('\\"', '"'), \
         "progress notifications ride the call's own response stream without a session"
     assert all(count <= 3 for count in held.values()), f"PostgreSQL connections per serve: {held}"
+
+
+def test_every_familys_error_decorator_answers_a_lost_write_race_with_the_coded_error() -> None:
+    """ai-loom and reverse-spec turn unexpected exceptions into their INTERNAL answer before the front sees
+    them: a lost write race must not become one."""
+    from eventsourcing.persistence import IntegrityError
+
+    from domain.errors import Code, Code3Error
+    from mcp_tools.ai_loom.errors import LoomError, loom_errors
+    from mcp_tools.reverse_spec.common import seed_errors
+
+    def racing() -> None:
+        raise IntegrityError("stale aggregate")
+
+    for decorate, kind in ((loom_errors, LoomError), (seed_errors, Code3Error)):
+        with pytest.raises(kind) as answered:
+            decorate(racing)()
+        assert answered.value.code is Code.PRECONDITION, decorate.__name__
