@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from benchmarks.concurrency import KINDS, SLOW_REPO, Serve, call_for, check, prepare, publish_args, session, slow_github
 from mcp_tools.binding import Runtime
@@ -49,6 +50,14 @@ def test_add_a_board_read_and_a_write_answer_while_a_publish_waits_on_a_slow_for
                         assert check(kind, result) is None, check(kind, result)
                         answered.append(kind)
                     assert not publishing.done() and not again.done(), "the publishes were still waiting"
+                    racing = await asyncio.gather(*(  # one aggregate written at once: each saved, or a coded error
+                        other.call_tool("add_comment", {"file_path": "src/client_0.py", "comment": f"race {n}"})
+                        for n in range(8)), return_exceptions=True)
+                    for result in racing:  # CodeNexus answers a lost race as its JSON-RPC -32002, never -32603
+                        if isinstance(result, MCPError):
+                            assert result.error.code == -32002 and "retry" in str(result.error.data), result.error
+                        else:
+                            assert not isinstance(result, BaseException) and not result.is_error, result
                     hold.release.set()
                     return await asyncio.wait_for(publishing, 60), await asyncio.wait_for(again, 60), answered
 
