@@ -44,6 +44,8 @@ CREATE INDEX IF NOT EXISTS bounty_board_state_newest ON bounty_board (state, (CA
 CREATE INDEX IF NOT EXISTS bounty_board_amount_order ON bounty_board (amount DESC, bounty_id);
 CREATE INDEX IF NOT EXISTS bounty_board_deadline_order ON bounty_board
     ((CASE WHEN deadline IS NULL THEN 1 ELSE 0 END), deadline, bounty_id);
+CREATE INDEX IF NOT EXISTS bounty_board_state_deadline_order ON bounty_board
+    (state, (CASE WHEN deadline IS NULL THEN 1 ELSE 0 END), deadline, bounty_id);
 CREATE INDEX IF NOT EXISTS bounty_board_repo_newest ON bounty_board (repo, (CAST(bounty_id AS BIGINT)));
 CREATE INDEX IF NOT EXISTS bounty_board_asset_newest ON bounty_board (asset, (CAST(bounty_id AS BIGINT)));
 CREATE INDEX IF NOT EXISTS bounty_board_mode_newest ON bounty_board (mode, (CAST(bounty_id AS BIGINT)));

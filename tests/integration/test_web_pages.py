@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from domain.bounty import Bounty
 from mcp_tools.http_app import build_app
 from mcp_tools.lifecycle import settle, work
 from tests.conftest import AMOUNT, REPO, World
@@ -65,10 +66,10 @@ def test_a_paid_bounty_shows_its_whole_timeline_in_order_and_verify_holds(world:
     steps = ["Issue.PublishRequested", "Issue.Opened", "Bounty.Created", "Bounty.Accepted", "Bounty.PRSubmitted",
              "Bounty.Merged", "Bounty.CoolingStarted", "Bounty.Paid"]
     assert [k for k in kinds if k in steps] == steps, kinds
-    assert "audit verify holds for this bounty" in html, re.sub(r"<[^>]+>", " ", html[html.find("Audit"):html.find("Timeline")])
+    audit = re.sub(r"<[^>]+>", " ", html[html.find("Audit"):html.find("Timeline")])
+    assert "audit verify holds for this bounty" in html, audit
     assert pr in html, "its PR is listed"
-    created = next(e for e in world["alice"].store.repository.event_store.get(
-        __import__("domain.bounty", fromlist=["Bounty"]).Bounty.create_id(bounty_id)))
+    created = next(e for e in world["alice"].store.repository.event_store.get(Bounty.create_id(bounty_id)))
     assert created.coords["tx_hash"] in html, "chain events show their transaction hash"
     assert "1 USDT" in html and '<h1>' in html and html.count("<h1") == 1
     assert 'class="state state-paid"' in html
@@ -131,6 +132,11 @@ def test_the_board_lists_filters_sorts_and_totals(world: World, page: TestClient
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", totals.group(1))
     assert cells[:3] == ["5 USDT", "0 USDT", "1 USDT"], cells
     assert ">refunded<" in html
+    from projections import board
+    from projections.board_outcomes import totals as running
+
+    kept = {t["asset"]: {k: t[k] for k in ("escrowed", "paid", "refunded")} for t in running(w["alice"].views)}
+    assert kept == board.totals(w["alice"].views), "the running totals are the board's sums"
     for bad in ("state=lost", "sort=random", "page=0", "repo=no%20slash", "mode=both"):
         assert page.get(f"/?{bad}").status_code == 400, bad
 
