@@ -12,23 +12,24 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.e2e import browser
 from tests.e2e.web_world import AMOUNT, REPO, make_site
 
-FEATURES = [  # (description, amount, mode, how far it gets)
-    ("Users can export their to-do list as CSV", AMOUNT, "contest", "paid"),
-    ("Reminders by e-mail the day before a to-do is due", 5 * AMOUNT, "exclusive", "cooling"),
-    ("Keyboard shortcuts for every list action", 2 * AMOUNT, "exclusive", "submitted"),
-    ("Share a list read-only through a link", 3 * AMOUNT, "contest", "started"),
-    ("Dark theme that follows the system setting", AMOUNT // 2, "exclusive", "open"),
-    ("Import to-dos from a CSV file", 1_500_000, "contest", "open"),
-    ("Recurring to-dos (daily, weekly, monthly)", 4 * AMOUNT, "exclusive", "cancelled"),
-    ("Offline mode with sync on reconnect", 8 * AMOUNT, "exclusive", "submitted"),
+FEATURES = [  # (description, amount, mode, how far it gets, deadline in days)
+    ("Users can export their to-do list as CSV", AMOUNT, "contest", "paid", 30),
+    ("Reminders by e-mail the day before a to-do is due", 5 * AMOUNT, "exclusive", "cooling", 21),
+    ("Keyboard shortcuts for every list action", 2 * AMOUNT, "exclusive", "submitted", 14),
+    ("Share a list read-only through a link", 3 * AMOUNT, "contest", "started", 45),
+    ("Dark theme that follows the system setting", AMOUNT // 2, "exclusive", "open", 30),
+    ("Import to-dos from a CSV file", 1_500_000, "contest", "open", 60),
+    ("Recurring to-dos (daily, weekly, monthly)", 4 * AMOUNT, "exclusive", "cancelled", 30),
+    ("Offline mode with sync on reconnect", 8 * AMOUNT, "exclusive", "submitted", 90),
 ]
+COOLING = 7 * 86_400  # the default cooling period: the paid bounty's claim waits for the ledger's clock to pass it
+DAY = 86_400
 
 
 def build(root: Path, home: Path) -> tuple[Any, str]:
@@ -37,21 +38,20 @@ def build(root: Path, home: Path) -> tuple[Any, str]:
     from code3.wiring import build_services
     from mcp_tools.lifecycle import publish, settle, specs, work
 
-    site = make_site(root, home, cooling=2)
-    people = {name: build_services(Settings(project=root, home=home, identity=name, cooling_period=2,
+    site = make_site(root, home, cooling=COOLING)
+    people = {name: build_services(Settings(project=root, home=home, identity=name, cooling_period=COOLING,
                                             resolver="alice")) for name in ("alice", "bob", "carol")}
     alice = people["alice"]
     paid_id = ""
-    to_claim: list[tuple[str, str]] = []
     try:
-        for description, amount, mode, reach in FEATURES:
+        for description, amount, mode, reach, days in FEATURES:
             spec = specs.specify(alice, description)
             fid = spec["feature_id"]
             specs.plan(alice, fid)
             specs.tasks(alice, fid)
             published = publish.publish_issue_with_metadata(alice, repo=REPO, feature_id=fid,
                                                             spec_path=spec["paths"]["spec"], amount=str(amount),
-                                                            network="local", mode=mode)
+                                                            network="local", mode=mode, deadline_seconds=days * DAY)
             bounty_id, number = published["bounty"]["bounty_id"], published["issue"]["number"]
             if reach == "cancelled":
                 settle.cancel_bounty(alice, bounty_id)
@@ -70,12 +70,10 @@ def build(root: Path, home: Path) -> tuple[Any, str]:
             if reach in ("cooling", "paid"):
                 alice.forge.merge_pr(prs["bob"])  # type: ignore[attr-defined]
                 settle.mark_merged(alice, prs["bob"], delivery_id=f"screenshot-{bounty_id}")
-            if reach == "paid":
+            if reach == "paid":  # the ledger's clock passes the cooling period; later merges still cool
                 paid_id = bounty_id
-                to_claim.append(("bob", bounty_id))
-        time.sleep(3)  # the cooling period of two seconds
-        for who, bounty_id in to_claim:
-            settle.claim_payout(people[who], bounty_id)
+                alice.chain.advance(COOLING + 3600)  # type: ignore[attr-defined]
+                settle.claim_payout(people["bob"], bounty_id)
     finally:
         for s in people.values():
             s.close()
