@@ -116,6 +116,10 @@ def test_a_write_that_keeps_losing_its_race_answers_a_coded_error_not_internal()
         conflict = write_conflict(exc)
     assert conflict is not None and conflict.code is Code.PRECONDITION and "retry" in conflict.hint
     assert write_conflict(ValueError("a bug")) is None
+    from eventsourcing.persistence import ConnectionUnavailableError
+
+    busy = write_conflict(ConnectionUnavailableError("Timed out waiting for return of writer"))
+    assert busy is not None and busy.code is Code.PRECONDITION
 
 
 # --- sessions across serves -------------------------------------------------------------------------------------------
