@@ -73,15 +73,14 @@ def test_add_a_board_read_and_a_write_answer_while_a_publish_waits_on_a_slow_for
         assert len(issues) == 1, "two concurrent publishes of one key made one issue"
 
 
-class _Services:
-    built = 0
-
-    def __init__(self) -> None:
-        type(self).built += 1
-
-
 def test_the_runtime_runs_handlers_at_once_and_builds_the_services_once() -> None:
-    runtime = Runtime(_Services)
+    built: list[object] = []
+
+    def factory() -> object:
+        built.append(object())
+        return built[-1]
+
+    runtime = Runtime(factory)
     inside, release = threading.Event(), threading.Event()
     seen: list[Any] = []
 
@@ -99,7 +98,7 @@ def test_the_runtime_runs_handlers_at_once_and_builds_the_services_once() -> Non
     assert not fast.is_alive() and len(seen) == 1, "a call completes while another one is still running"
     release.set()
     slow_thread.join(30)
-    assert seen[0] is seen[1] and _Services.built == 1
+    assert seen[0] is seen[1] and len(built) == 1
 
 
 def test_a_write_that_keeps_losing_its_race_answers_a_coded_error_not_internal() -> None:
