@@ -7,6 +7,7 @@ range and the word "secret": no comment, tag or id, which the store does not eve
 comment with its credentials redacted. A file's lines are read through the project path resolver only, capped
 at MAX_SHOWN_BYTES: a path outside the project, in its state directory, a key file or a symlink that leads
 out is a 404, the same page as a file that does not exist, so the page tells nothing about what lies there.
+Both pages follow /live (topic "all": a tag, relationship or annotation written by any process shows up).
 """
 
 from __future__ import annotations
@@ -166,8 +167,8 @@ def file_view(s: Services, requested: str) -> FileView | None:
         view.outgoing, n_out = index.relationships(s.views, row.file_no, "out", MAX_RELATIONSHIPS)
         view.incoming, n_in = index.relationships(s.views, row.file_no, "in", MAX_RELATIONSHIPS)
         view.counts = (n_out, n_in)
-    view.graph = draw(path, neighbours(view.outgoing, view.incoming), file_href, len(neighbours(
-        view.outgoing, view.incoming))) if (view.outgoing or view.incoming) else None
+    related = neighbours(view.outgoing, view.incoming)
+    view.graph = draw(path, related, file_href) if related else None
     if text is not None:
         view.lines = lines_with_notes(text, view.notes)
     return view
