@@ -24,7 +24,7 @@ from mcp_tools.services import Services
 from projections import audit_log, board
 from projections.board import BountyBoard
 from projections.replay import state_of
-from projections.runner import Runner, dead_letters
+from projections.runner import dead_letters, follow
 
 
 def resolve(s: Services, key: str) -> UUID:
@@ -143,14 +143,13 @@ def _strays(s: Services, strays: list[tuple[UUID, int]]) -> list[str]:
 
 def _board_problems(s: Services, verdict: Verdict, progress: Progress) -> list[str]:
     """Rebuild the board from the log in a scratch database, then compare it with the live one by pages."""
-    Runner(s.store, s.views).catch_up(BountyBoard(), keep_lease=False)
+    follow(s.store, s.views, BountyBoard())
     head = s.store.recorder.max_notification_id() or 0
     with tempfile.TemporaryDirectory() as tmp:
         fresh = SqlDb.sqlite(Path(tmp) / "verify.sqlite")
         try:
-            runner, projector = Runner(s.store, fresh), BountyBoard()
-            done = 0
-            while passed := runner.run_once(projector, PAGE):
+            projector, done = BountyBoard(), 0
+            while passed := follow(s.store, fresh, projector, PAGE, pages=1):
                 done += passed
                 progress("board rebuild", min(done, head), head)
             return _compare_boards(s.views, fresh, verdict, progress)
@@ -160,7 +159,7 @@ def _board_problems(s: Services, verdict: Verdict, progress: Progress) -> list[s
 
 def _compare_boards(live: SqlDb, rebuilt: SqlDb, verdict: Verdict, progress: Progress) -> list[str]:
     """Both boards in bounty-id order, a page of each at a time: the first difference is named."""
-    total = int(live.query("SELECT COUNT(*) FROM bounty_board")[0][0])
+    total = board.count(live)
     counts, first, after = [0, 0], None, None
     while True:
         pages = [board.query(db, limit=PAGE, after=after) for db in (live, rebuilt)]
