@@ -15,7 +15,7 @@ and the publish must then succeed with one issue on the forge. Reported: p50 and
 their ratio; targets (issue 20): p99 of `add` under 20 ms and of a board read under 50 ms while the publish
 waits.
 
-    .venv/bin/python -m benchmarks.concurrency [--duration 20] [--database-url URL]
+    .venv/bin/python -m benchmarks.concurrency [--duration 20] [--database-url postgresql://postgres@127.0.0.1/test]
 
 Latency is measured in the client from sending a call to its answer; a call due while its client still waits
 for the previous one is sent late (each client has one call in flight, as an MCP client session does), and
@@ -324,16 +324,39 @@ def measure(duration_s: float = DURATION_S, database_url: str | None = None, bou
     return rows(baseline, loaded), notes, ok
 
 
+@contextlib.contextmanager
+def fresh_schema(database_url: str | None) -> Iterator[str | None]:
+    """A PostgreSQL URL without `?schema=`: a fresh schema of that database for this run, dropped afterwards
+    (a URL that names its schema, or None for SQLite, is used as it is)."""
+    if not database_url or "schema=" in database_url:
+        yield database_url
+        return
+    import uuid
+
+    import psycopg
+
+    schema = "code3_concurrency_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(database_url, autocommit=True, connect_timeout=5) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{database_url}?schema={schema}"
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=float, default=DURATION_S, help="seconds of each window")
     parser.add_argument("--bounties", type=int, default=BOUNTIES)
     parser.add_argument("--database-url", default=os.environ.get("CODE3_BENCH_DATABASE_URL"),
-                        help="run the serve on this PostgreSQL schema (default: SQLite)")
+                        help="run the serve on PostgreSQL: a URL with ?schema=NAME uses that schema, one without "
+                             "gets a fresh schema dropped afterwards (default: SQLite)")
     args = parser.parse_args()
     if args.duration >= SLOW_S - 5:
         parser.error(f"--duration must stay under {SLOW_S - 5:g} s: the window lies inside the publish's wait")
-    table_rows, notes, ok = measure(args.duration, args.database_url, args.bounties)
+    with fresh_schema(args.database_url) as database_url:
+        table_rows, notes, ok = measure(args.duration, database_url, args.bounties)
     store = "PostgreSQL" if args.database_url else "SQLite"
     print(f"\nConcurrency in one serve ({store}, {args.bounties} bounties, {CLIENTS} clients, {RATE:g} calls/s)")
     print(format_table(table_rows))
