@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from adapters.files import locked
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from adapters.private_files import private_dir
@@ -155,15 +159,28 @@ def fork_and_prepare(s: Services, repo: Annotated[str, Field(description="owner/
                      issue_json: Annotated[dict[str, Any], Field(description="the issue's code3/v1 metadata")]
                      ) -> ForkAnswer:
     """Fork, clone, create branch feat/NNN-slug, generate missing spec artifacts, push the branch."""
-    from mcp_tools.lifecycle import specs  # the generators run against the working copy
-
     check_repo(repo)
     feature_id = check_feature_id(str(issue_json.get("feature_id") or ""))
-    number = issue_json.get("issue_number")
     fork = s.forge.fork(repo)
     workdir = s.workspace / fork.replace("/", "__")
+    with working_copy(workdir):
+        return _prepare(s, repo, fork, workdir, feature_id, issue_json.get("issue_number"))
+
+
+@contextmanager
+def working_copy(workdir: Path) -> Iterator[Path]:
+    """One git at a time in a fork's working copy: concurrent calls (of one serve, or serves sharing the
+    workspace) on the same fork would clone into it, or checkout, commit and push in it, at once. A lock beside
+    it in the workspace (state, 0700), across processes too."""
+    private_dir(workdir.parent)
+    with locked(workdir.parent / f".{workdir.name}.lock"):
+        yield workdir
+
+
+def _prepare(s: Services, repo: str, fork: str, workdir: Path, feature_id: str, number: Any) -> ForkAnswer:
+    from mcp_tools.lifecycle import specs  # the generators run against the working copy
+
     if not (workdir / ".git").exists():
-        private_dir(workdir.parent)  # the workspace is state: 0700
         s.forge.clone(fork, workdir)
     branch = branch_name(feature_id)
     remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)
@@ -209,9 +226,10 @@ def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the
         raise Code3Error(Code.VALIDATION, "title is empty", "give the PR a title")
     fork = s.forge.fork(repo)  # an existing fork is returned as it is (its name may differ from the repo's)
     workdir = s.workspace / fork.replace("/", "__")
-    if (workdir / ".git").exists() and current_branch(workdir) == branch:
-        commit_all(workdir, title)
-        s.forge.push(workdir, branch)
+    with working_copy(workdir):
+        if (workdir / ".git").exists() and current_branch(workdir) == branch:
+            commit_all(workdir, title)
+            s.forge.push(workdir, branch)
     pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", "main", title, body)
     return {"success": True, "pr_url": pr.url, "head_sha": pr.head_sha}
 
