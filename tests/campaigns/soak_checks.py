@@ -162,15 +162,18 @@ def check_all(c: Campaign) -> tuple[list[str], dict[str, Any]]:
         if doctor.get("exit") in (0, None) or "unreachable" not in str(doctor.get("database", "")):
             findings.append(f"during the cut doctor said {doctor}")
 
-    # audit verify and doctor on every machine
+    # audit verify and doctor on every machine (together, as each host would run them)
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = [(machine, args) for machine in topo.machines for args in (("audit", "verify"), ("doctor",))]
+    with ThreadPoolExecutor(len(runs)) as pool:
+        done_all = list(pool.map(lambda run: topo.code3(run[0], *run[1]), runs))
     verified = {}
-    for machine in topo.machines:
-        for args in (("audit", "verify"), ("doctor",)):
-            done = topo.code3(machine, *args)
-            verified[f"{machine.name} {' '.join(args)}"] = done.returncode
-            if done.returncode != 0:
-                tail = (done.stdout + done.stderr).strip().splitlines()[-12:]
-                findings.append(f"{machine.name}: `code3 {' '.join(args)}` exit {done.returncode}: " + " | ".join(tail))
+    for (machine, args), done in zip(runs, done_all, strict=True):
+        verified[f"{machine.name} {' '.join(args)}"] = done.returncode
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr).strip().splitlines()[-12:]
+            findings.append(f"{machine.name}: `code3 {' '.join(args)}` exit {done.returncode}: " + " | ".join(tail))
 
     deliveries = Counter(str(d["status"]) for d in github.get("deliveries", []))
     unsettled_deliveries = [f"{row[0]} {row[1]} after {row[2]} attempts: {str(row[3])[:300]}" for row in topo.query(

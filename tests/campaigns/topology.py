@@ -38,6 +38,19 @@ RESOLVER = "acme"
 REPO = "acme/app"
 POSTGRES_URL = os.environ.get("CODE3_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 SERVE_TOKEN = "soak-serve-token-" + "0123456789abcdef"
+CACHE_DIR = os.environ.get("CODE3_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "code3")
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the campaign's process dies (a test timeout that kills it), so no
+    serve, worker or stand-in outlives it. prctl(PR_SET_PDEATHSIG), Linux only; elsewhere nothing. The signal
+    comes when the *thread* that spawned the child ends: spawn only from threads that live as long as the
+    campaign (the main thread, the event loop's executor)."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
 def _free_port() -> int:
@@ -138,8 +151,12 @@ class Topology:
         for machine in self.machines:
             self._provision(machine, [RESOLVER, *(self.everyone if machine.kind == "worker" else [])])
         self._control_github("PUT", "hooks", {"urls": [f"{m.url}/webhooks/github" for m in self.serve_machines]})
-        for machine in self.machines:
-            self.start(machine)
+        from concurrent.futures import ThreadPoolExecutor
+
+        for machine in self.machines:  # as hosts boot: together (spawned by this thread: see _die_with_parent)
+            self.start(machine, wait=False)
+        with ThreadPoolExecutor(len(self.machines)) as pool:
+            list(pool.map(self.wait_started, self.machines))
         return self
 
     @property
@@ -185,12 +202,13 @@ class Topology:
         self.github_proc = subprocess.Popen(
             [sys.executable, "-m", "tests.fakes.github_server", "--state", str(self.root / "github"),
              "--repo", REPO, *tokens], stdout=subprocess.PIPE, stderr=(self.root / "github.log").open("w"),
-            text=True, env=env)
+            text=True, env=env, preexec_fn=_die_with_parent)
         self.github = _read_line(self.github_proc, "the GitHub stand-in")
         self.aptos_proc = subprocess.Popen(
             [sys.executable, "-m", "tests.fakes.aptos_server", "--state", str(self.root / "aptos"),
              "--resolver", self.addresses[RESOLVER], "--cooling-period", str(self.cooling_period)],
-            stdout=subprocess.PIPE, stderr=(self.root / "aptos.log").open("w"), text=True)
+            stdout=subprocess.PIPE, stderr=(self.root / "aptos.log").open("w"), text=True,
+            preexec_fn=_die_with_parent)
         self.aptos = _read_line(self.aptos_proc, "the Aptos stand-in")
 
     # --- environments -----------------------------------------------------------------------------
@@ -199,7 +217,7 @@ class Topology:
         """What a process on `machine` acting as `identity` is given: its own state, the shared services."""
         return {"PATH": os.environ.get("PATH", ""), "HOME": str(machine.home),
                 "CODE3_HOME": str(machine.home), "CODE3_PROJECT": str(machine.project), "CODE3_IDENTITY": identity,
-                "CODE3_CACHE_DIR": str(self.root / "cache"),
+                "CODE3_CACHE_DIR": CACHE_DIR,  # the tools manifest, built once per installed version
                 "CODE3_DATABASE_URL": self.database_url, "PGAPPNAME": f"soak-{self.tag}-{machine.name}",
                 "CODE3_FORGE": "github", "CODE3_CHAIN": "aptos", "GITHUB_TOKEN": f"token-{identity}",
                 "CODE3_GITHUB_API_URL": self.github["api_url"], "CODE3_APTOS_NODE_URL": self.aptos["url"],
@@ -210,13 +228,19 @@ class Topology:
 
     # --- processes --------------------------------------------------------------------------------
 
-    def start(self, machine: Machine) -> None:
+    def start(self, machine: Machine, wait: bool = True) -> None:
         machine.starts += 1
         args = ["serve", "--port", str(machine.port)] if machine.kind == "serve" else ["worker", "--interval", "0.5"]
         log = machine.log().open("w")
         machine.proc = subprocess.Popen([sys.executable, "-m", "code3", *args], env=self.env(machine, RESOLVER),
-                                        cwd=machine.project, stdout=subprocess.PIPE, stderr=log, text=True)
+                                        cwd=machine.project, stdout=subprocess.PIPE, stderr=log, text=True,
+                                        preexec_fn=_die_with_parent)
         log.close()
+        if wait:
+            self.wait_started(machine)
+
+    def wait_started(self, machine: Machine) -> None:
+        assert machine.proc is not None
         if machine.kind == "serve":
             _read_line(machine.proc, f"{machine.name}", timeout=120)
         else:  # started: its first tick done ("code3 worker: running"); a fault that lands earlier is another test
