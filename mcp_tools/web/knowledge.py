@@ -97,6 +97,7 @@ class Line:
     text: str
     notes: list[Note]  # the annotations that start on this line
     marked: bool  # inside an annotated range
+    side: int = 1  # rows the side cell that starts here spans (0: this line is beside a cell started above)
 
 
 @dataclass
@@ -187,15 +188,27 @@ def neighbours(outgoing: list[dict[str, Any]], incoming: list[dict[str, Any]]) -
 
 
 def lines_with_notes(text: str, notes: list[Note]) -> list[Line]:
-    """The file's lines, each with the notes that start on it (a note past the end is shown on the last line)."""
+    """The file's lines, each with the notes that start on it (a note past the end is shown on the last line).
+
+    The notes that start on a line share one side cell, which spans the lines they cover up to the next such
+    line, so a note stands beside its lines instead of stretching the first one."""
     split = text.splitlines() or [""]
+    last = len(split)
     starting: dict[int, list[Note]] = {}
     marked: set[int] = set()
     for note in notes:
-        start = min(max(note.start_line, 1), len(split))
+        start = min(max(note.start_line, 1), last)
         starting.setdefault(start, []).append(note)
-        marked.update(range(start, min(note.end_line, len(split)) + 1))
-    return [Line(i, line, starting.get(i, []), i in marked) for i, line in enumerate(split, start=1)]
+        marked.update(range(start, min(note.end_line, last) + 1))
+    starts = sorted(starting)
+    spans: dict[int, int] = {}
+    for i, start in enumerate(starts):
+        end = max(min(max(note.end_line, start), last) for note in starting[start])
+        following = starts[i + 1] if i + 1 < len(starts) else last + 1
+        spans[start] = min(end, following - 1) - start + 1
+    covered = {n for start, span in spans.items() for n in range(start + 1, start + span)}
+    return [Line(i, line, starting.get(i, []), i in marked, spans.get(i, 0 if i in covered else 1))
+            for i, line in enumerate(split, start=1)]
 
 
 # --- routes -----------------------------------------------------------------------------------------------------------

@@ -72,11 +72,24 @@ def test_a_files_page_shows_tags_comment_relationships_and_annotations_beside_th
     starts = {line.number: [n.sensitivity for n in line.notes] for line in view.lines if line.notes}
     assert starts == {3: ["public"], 10: ["secret"], 20: ["internal"]}
     assert [line.number for line in view.lines if line.marked] == [3, 4, 5, 10, 11, 12, 20]
+    assert {line.number: line.side for line in view.lines if line.side != 1} == {3: 3, 4: 0, 5: 0, 10: 3, 11: 0,
+                                                                                12: 0}
     html = client(s).get("/files/src/app.py").text
     for shown in ("backend", "entry point", "src/util.py", "src/cli.py", "imports", "paginate here", 'id="L30"',
                   "line 7 &lt;b&gt;", "<svg", "<title id=\"graph-title\">Relationships of src/app.py</title>"):
         assert shown in html, shown
     assert 'href="/files/src/util.py"' in html and 'href="/files/src/cli.py"' in html
+
+
+def test_notes_beside_their_lines_share_a_cell_up_to_the_next_note_and_stay_inside_the_file() -> None:
+    def note(start: int, end: int) -> knowledge.Note:
+        return knowledge.Note(start, end, "public", "P1", f"{start}-{end}")
+
+    lines = knowledge.lines_with_notes("x\n" * 12, [note(3, 10), note(5, 6), note(5, 8), note(11, 40), note(50, 60)])
+    assert {line.number: [n.comment for n in line.notes] for line in lines if line.notes} == {
+        3: ["3-10"], 5: ["5-6", "5-8"], 11: ["11-40"], 12: ["50-60"]}
+    assert [line.side for line in lines] == [1, 1, 2, 0, 4, 0, 0, 0, 1, 1, 1, 1]
+    assert sum(line.side for line in lines) == len(lines)  # every row has exactly one side cell over it
 
 
 def test_a_secret_annotation_is_a_place_only_and_an_internal_one_as_the_server_says(s: Services) -> None:
