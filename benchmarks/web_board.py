@@ -9,6 +9,11 @@ answer's `Server-Timing` header (the token from CODE3_SERVE_TOKEN or `token=`), 
 not counted either way.
 
     .venv/bin/python -m benchmarks.web_board PROJECT_DIR [--database-url URL] [-n 200]
+    .venv/bin/python -m benchmarks.web_board --synthetic 1000,100000 [--database-url URL] [-n 200]
+
+`--synthetic`: the board's own tables filled by SQL with that many rows in the seeding tool's mix of states (an empty
+event log beside them), for a quick look at the board's cost alone; the growth table's figures come from stores
+seeded by `benchmarks.seed_store`.
 """
 
 from __future__ import annotations
@@ -71,12 +76,96 @@ def _by_url(url: str, n: int, token: str | None) -> list[float]:
     return times
 
 
+STATES = ["OPEN", "OPEN", "STARTED", "PR_SUBMITTED", "COOLING_DOWN", *["PAID"] * 7, *["CANCELLED"] * 8]
+
+
+def fill_board(views: Any, rows: int) -> None:
+    """`rows` bounties straight into the board's tables (and the outcomes and running sums beside them), in the mix
+    of states the seeding tool writes (of every 20: 2 open, 1 started, 1 submitted, 1 cooling, 7 paid, 8 cancelled;
+    one cancellation in 97 disputed), 20 repositories, a third exclusive; PostgreSQL's statistics refreshed."""
+    from projections.board import BountyBoard
+    from projections.board_outcomes import BoardOutcomes
+    from projections.versions import ready
+
+    ready(views, BountyBoard)
+    ready(views, BoardOutcomes)
+    series = ("generate_series(1, ?) AS s(g)" if views.postgres else
+              "(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ?) SELECT g FROM s) AS s")
+    pct = "%%" if views.postgres else "%"  # psycopg reads a lone % as a placeholder
+    state = " ".join(f"WHEN {k} THEN '{name}'" for k, name in enumerate(STATES))
+    text = "CAST(g AS TEXT)"
+    bucket = "CASE state WHEN 'PAID' THEN 'paid' WHEN 'CANCELLED' THEN 'refunded' ELSE 'escrowed' END"
+    with views.transaction() as cur:
+        cur.execute(f"INSERT INTO bounty_board (bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, "
+                    f"effort, sponsor, deadline, mode, cooling_until) SELECT {text}, "
+                    f"'acme/repo' || CAST(g {pct} 20 AS TEXT), {text}, "
+                    f"'acme/repo' || CAST(g {pct} 20 AS TEXT) || '#' || {text}, 1000000 + (g * 7919) {pct} 5000000, "
+                    f"'USDT', CASE g {pct} 20 {state} END, '[]', 1, 'sponsor', 1800000000 + g, "
+                    f"CASE WHEN g {pct} 3 = 0 THEN 'exclusive' ELSE 'contest' END, "
+                    f"CASE WHEN g {pct} 20 = 4 THEN 1800000000 + g ELSE NULL END FROM {series}", (rows,))
+        cur.execute(f"INSERT INTO board_outcomes (originator_id, bounty_id, asset, amount, bucket, outcome) "
+                    f"SELECT bounty_id, bounty_id, asset, amount, {bucket}, CASE WHEN state <> 'CANCELLED' THEN NULL "
+                    f"WHEN CAST(bounty_id AS BIGINT) {pct} 97 = 0 THEN 'disputed' ELSE 'refunded' END "
+                    f"FROM bounty_board")
+        cur.execute("INSERT INTO board_sums (asset, bucket, bounties, amount) SELECT asset, bucket, COUNT(*), "
+                    "SUM(amount) FROM board_outcomes GROUP BY asset, bucket")
+    if views.postgres:  # the planner's statistics, as autovacuum would have them
+        with views.statement() as cur:
+            cur.execute("ANALYZE bounty_board")
+            cur.execute("ANALYZE board_outcomes")
+
+
+def synthetic(sizes: list[int], database_url: str | None, n: int) -> list[tuple[int, float, float]]:
+    """(rows, p50, p99) of the board page over a synthetic board of each size, each in a fresh project (and schema)."""
+    import tempfile
+    import uuid
+    from pathlib import Path
+
+    from code3.settings import Settings
+    from code3.wiring import build_services
+
+    found = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            url, drop = database_url, None
+            if database_url:
+                import psycopg
+
+                schema = "code3_web_board_" + uuid.uuid4().hex[:10]
+                with psycopg.connect(database_url, autocommit=True) as conn:
+                    conn.execute(f"CREATE SCHEMA {schema}")
+                url = f"{database_url}?schema={schema}"
+                drop = f"DROP SCHEMA {schema} CASCADE"
+            services = build_services(Settings(project=Path(tmp), database_url=url))
+            try:
+                fill_board(services.views, size)
+                found.append((size, *board_page_times(services, n)))
+            finally:
+                services.close()
+                if drop and database_url:
+                    import psycopg
+
+                    with psycopg.connect(database_url, autocommit=True) as conn:
+                        conn.execute(drop)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("project", help="a project directory (e.g. one seeded by benchmarks.seed_store)")
+    parser.add_argument("project", nargs="?", help="a project directory (e.g. one seeded by benchmarks.seed_store)")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--synthetic", default=None, metavar="SIZES", help="e.g. 1000,100000")
     parser.add_argument("-n", type=int, default=200)
     args = parser.parse_args()
+    if args.synthetic:
+        rows = synthetic([int(x) for x in args.synthetic.split(",")], args.database_url, args.n)
+        base = rows[0][1]
+        for size, p50, p99 in rows:
+            print(f"board page, synthetic board of {size} bounties ({'PostgreSQL' if args.database_url else 'SQLite'})"
+                  f": p50 {p50:.1f} ms, p99 {p99:.1f} ms, p50 {p50 / base:.2f}x the smallest")
+        return
+    if not args.project:
+        parser.error("give a PROJECT directory or --synthetic SIZES")
     from pathlib import Path
 
     from code3.settings import Settings

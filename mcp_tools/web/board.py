@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -110,15 +111,23 @@ def read_board(s: Any, filters: Filters, now: int) -> dict[str, Any]:
             "first": offset + 1, "last": offset + len(shown), "totals": totals}
 
 
+_CAUGHT_UP: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()  # views → log head last followed
+
+
 def catch_up_board(s: Any) -> None:
-    """The board and the cancellations' outcomes caught up with the log (one small read each when current), so
-    a page shows what was written a moment ago, by this process or any other."""
+    """The board and the cancellations' outcomes caught up with the log, so a page shows what was written a moment
+    ago, by this process or any other. When the log's head has not moved since this process last caught them up,
+    that one read is all (each follow costs round trips to the database even when there is nothing to apply)."""
     from projections.board import BountyBoard
     from projections.board_outcomes import BoardOutcomes
     from projections.runner import follow
 
+    head = int(s.store.recorder.max_notification_id() or 0)
+    if _CAUGHT_UP.get(s.views) == head:
+        return
     follow(s.store, s.views, BountyBoard())
     follow(s.store, s.views, BoardOutcomes())
+    _CAUGHT_UP[s.views] = head
 
 
 def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:

@@ -37,11 +37,7 @@ INTERNAL = "we-ship-this-before-the-security-audit"
 PAGES_SEEN: list[tuple[str, str]] = []  # (url, HTML) of every page the tests looked at
 # Defects of pages this module does not own, each proven by a strict xfail test below (it fails once fixed, so the
 # entry is removed then): what `look` leaves unchecked until then.
-KNOWN = {
-    "bounty@phone overflow": "the bounty page's pull-request table (worker address, PR URL) is wider than a phone",
-    "sign-in@phone axe": "the sign-in page's <pre> scrolls sideways at phone width without keyboard access (axe "
-                         "scrollable-region-focusable, serious)",
-}
+KNOWN: dict[str, str] = {}  # none left: the bounty page fits a phone, the sign-in page has no <pre> (W1, 04:20)
 AXE_FOUND: dict[str, list[dict[str, Any]]] = {}  # page name → axe's violations (any impact)
 
 
@@ -186,7 +182,7 @@ def test_a_lifecycle_driven_through_mcp_appears_on_the_board(scene: Scene, chrom
 
 
 def test_the_bounty_timeline_shows_each_step_in_order(scene: Scene, chrome: Any) -> None:
-    look(chrome, f"{scene.url}/bounties/{scene.bounties['csv']}", "bounty", skip=("bounty@phone overflow",))
+    look(chrome, f"{scene.url}/bounties/{scene.bounties['csv']}", "bounty")
     found = kinds(chrome)
     steps = [k for k in found if k in CHAIN_STEPS]
     assert steps[:5] == BOUNTY_STEPS and steps[5:] in ([], SETTLED), found
@@ -331,12 +327,11 @@ def test_requests_without_a_session_or_from_another_origin_are_refused(scene: Sc
         chrome.get(f"{scene.url}/files/src/app.py")
         assert "Sign in" in chrome.title and "code3 serve --print-url" in chrome.page_source
         PAGES_SEEN.append((chrome.current_url, chrome.page_source))
-        AXE_FOUND["sign-in@phone"] = browser.axe(chrome)  # its blocking finding is KNOWN (the xfail test below)
+        AXE_FOUND["sign-in@phone"] = browser.axe(chrome)  # no blocking finding: the test below
         browser.shot(chrome, "sign-in-phone")
         browser.resize(chrome, *browser.WIDTHS["desktop"])
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["bounty@phone overflow"])
 def test_the_bounty_page_fits_a_phone_screen(scene: Scene, chrome: Any) -> None:
     browser.resize(chrome, *browser.WIDTHS["phone"])
     try:
@@ -348,7 +343,6 @@ def test_the_bounty_page_fits_a_phone_screen(scene: Scene, chrome: Any) -> None:
         browser.resize(chrome, *browser.WIDTHS["desktop"])
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["sign-in@phone axe"])
 def test_the_sign_in_page_has_no_serious_axe_finding_on_a_phone(scene: Scene, chrome: Any) -> None:
     with signed_out(chrome, scene):
         browser.resize(chrome, *browser.WIDTHS["phone"])

@@ -13,51 +13,25 @@ from typing import Any
 import pytest
 
 from adapters.sql import SqlDb
+from benchmarks.web_board import fill_board
 from projections import board
-from projections.board import BountyBoard
-from projections.board_outcomes import BoardOutcomes, with_outcome
-from projections.versions import ready
+from projections.board_outcomes import with_outcome
 from tests.conftest import POSTGRES_URL, _postgres_schema
 
-STATES = ["OPEN", "OPEN", "STARTED", "PR_SUBMITTED", "COOLING_DOWN", *["PAID"] * 7, *["CANCELLED"] * 8]
 PAGE = 51
-
-
-def _fill(views: SqlDb, rows: int) -> None:
-    ready(views, BountyBoard)
-    ready(views, BoardOutcomes)
-    series = ("generate_series(1, ?) AS s(g)" if views.postgres else
-              "(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ?) SELECT g FROM s) AS s")
-    state = " ".join(f"WHEN {k} THEN '{name}'" for k, name in enumerate(STATES))
-    text = "CAST(g AS TEXT)"
-    pct = "%%" if views.postgres else "%"  # psycopg reads a lone % as a placeholder
-    with views.transaction() as cur:
-        cur.execute(f"INSERT INTO bounty_board (bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, "
-                    f"effort, sponsor, deadline, mode) SELECT {text}, 'acme/repo' || CAST(g {pct} 20 AS TEXT), "
-                    f"{text}, NULL, 1000000 + (g * 7919) {pct} 5000000, 'USDT', CASE g {pct} 20 {state} END, '[]', 1, "
-                    f"'sponsor', 1800000000 + g, CASE WHEN g {pct} 3 = 0 THEN 'exclusive' ELSE 'contest' END "
-                    f"FROM {series}", (rows,))
-        cur.execute("INSERT INTO board_outcomes (originator_id, bounty_id, asset, amount, bucket, outcome) "
-                    "SELECT bounty_id, bounty_id, asset, amount, 'refunded', "
-                    f"CASE WHEN CAST(bounty_id AS BIGINT) {pct} 97 = 0 THEN 'disputed' ELSE 'refunded' END "
-                    "FROM bounty_board WHERE state = 'CANCELLED'")
-    if views.postgres:  # the planner's statistics, as autovacuum would have them
-        with views.statement() as cur:
-            cur.execute("ANALYZE bounty_board")
-            cur.execute("ANALYZE board_outcomes")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def views(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlDb]:
     if request.param == "sqlite":
         db = SqlDb.sqlite(tmp_path / "views.sqlite")
-        _fill(db, 2_000)
+        fill_board(db, 2_000)
         yield db
         db.close()
         return
     url, schema = _postgres_schema()
     db = SqlDb.postgres_url(f"{url}?schema={schema}")
-    _fill(db, 20_000)  # with fresh statistics, enough for the planner to choose as it does at 100 000
+    fill_board(db, 20_000)  # with fresh statistics, enough for the planner to choose as it does at 100 000
     yield db
     db.close()
     import psycopg
