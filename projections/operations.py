@@ -91,7 +91,7 @@ class Snapshot:
     def metrics(self, now: int | None) -> dict[str, Any]:
         """The figures `adapters.metrics.exposition` renders (overdue only when the chain's time is known)."""
         return {"head": self.head, "lag": self.lag(), "payouts": self.payouts,
-                "failing": {name: f["failures"] for name, f in self.failing.items()},
+                "failing": {WORKER_LEASE: 0, **{name: f["failures"] for name, f in self.failing.items()}},
                 "dead_letters": {"webhooks": self.webhook_dead,
                                  **{f"projection:{n}": c for n, c in self.projection_dead.items()}},
                 "overdue": len(self.overdue(now)) if now is not None else 0}

@@ -73,6 +73,7 @@ def test_a_forge_outage_is_retried_next_round_and_the_comment_appears_once(world
         runner.catch_up(mirror)
         assert markers(forge, number) == first
         assert dead_letters(alice.views) == [] and snapshot(alice.store, alice.views).failing == {}
+        assert snapshot(alice.store, alice.views).metrics(None)["failing"] == {"forge_mirror": 0}
         assert {c.name: c for c in diagnose(w.settings("alice"))}["projection lag"].ok
     finally:
         runner.release(mirror.name)
