@@ -66,6 +66,7 @@ class Options:
     expire_deadline: int = 25
     quiesce_seconds: float = 180.0
     max_seconds: float = 3600.0  # no lifecycle starts after this many seconds of driving
+    lifecycle_seconds: float = 900.0  # one lifecycle's bound, from its publish to its payout or refund
     seed: int = 20
     root: Path = Path("/tmp/code3-soak")
     keep: bool = False
@@ -131,7 +132,10 @@ class Campaign:
                 if time.monotonic() - run_began > self.o.max_seconds:
                     lc.outcome = "skipped"  # the time bound: what has not started by then is not started
                     return
-                await self._lifecycle(lc)
+                try:  # a lifecycle that never ends is a finding, not a campaign that never ends
+                    await asyncio.wait_for(self._lifecycle(lc), self.o.lifecycle_seconds)
+                except TimeoutError:
+                    lc.outcome = f"failed: not over after {self.o.lifecycle_seconds:.0f} s"
 
         await asyncio.gather(*(one(lc) for lc in plan))
         await chaos
@@ -272,7 +276,11 @@ class Campaign:
         await asyncio.to_thread(self.topo.kill, machine)
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
         restarted = time.monotonic()
-        await asyncio.to_thread(self.topo.start, machine)
+        try:
+            await asyncio.to_thread(self.topo.start, machine)
+        except RuntimeError as exc:  # it did not come back: a finding (soak_checks), and the campaign goes on
+            self.chaos.kills.append({"machine": machine.name, "error": str(exc)})
+            return
         self.chaos.kills.append({"machine": machine.name, "restart_s": round(time.monotonic() - restarted, 1)})
 
     async def _drop(self) -> None:
@@ -364,13 +372,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("agents", "lifecycles", "kills", "terminations", "concurrency", "cooling", "expire_deadline",
                  "seed"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(defaults, name))
-    for name in ("seconds", "drop_seconds", "expire_share", "contest_share", "quiesce_seconds", "max_seconds"):
+    for name in ("seconds", "drop_seconds", "expire_share", "contest_share", "quiesce_seconds", "max_seconds",
+                 "lifecycle_seconds"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=getattr(defaults, name))
     parser.add_argument("--root", type=Path, default=None, help="where the machines' directories go (default: a "
                                                                  "fresh temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the directories and the schema afterwards")
     parser.add_argument("--report", type=Path, help="also write the report as JSON here")
     args = parser.parse_args(argv)
+    import faulthandler
+    import signal
+
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>`: every thread's stack on stderr, when it seems stuck
     import tempfile
 
     root = args.root or Path(tempfile.mkdtemp(prefix="code3-soak-"))

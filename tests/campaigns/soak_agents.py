@@ -141,15 +141,18 @@ class Agent:
                                                env=self.topo.env(self.machine, self.identity),
                                                cwd=str(self.machine.project))
                 errlog = stack.enter_context((self.machine.root / "mcp.log").open("a"))
-                client = await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy"))
+                client = await stack.enter_async_context(Client(stdio_client(params, errlog=errlog), mode="legacy",
+                                                                read_timeout_seconds=self.call_timeout))
             else:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(headers={"Authorization": f"Bearer {SERVE_TOKEN}"}, timeout=self.call_timeout))
+                # every request bounded, initialize too: a serve killed mid-handshake never answers it
                 client = await stack.enter_async_context(
-                    Client(streamable_http_client(f"{self.machine.url}/mcp", http_client=http), mode="legacy"))
+                    Client(streamable_http_client(f"{self.machine.url}/mcp", http_client=http), mode="legacy",
+                           read_timeout_seconds=self.call_timeout))
         except BaseException:
             await self._close(stack)
             raise

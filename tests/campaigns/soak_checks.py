@@ -153,6 +153,10 @@ def check_all(c: Campaign) -> tuple[list[str], dict[str, Any]]:
         if not alive:
             findings.append(f"{name} is not running at the end (it exited on its own)")
 
+    for kill in c.chaos.kills:
+        if "error" in kill:
+            findings.append(f"{kill['machine']} did not start again after its kill: {kill['error']}")
+
     # during the cut, /readyz and doctor said so
     for cut in c.chaos.cuts:
         for name, (status, _text) in cut["readyz"].items():

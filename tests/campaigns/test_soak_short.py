@@ -23,7 +23,8 @@ def test_lifecycles_survive_kills_terminated_backends_and_a_cut_off_database(tmp
     _postgres_schema()  # skips with the reason when no PostgreSQL answers
     options = Options(agents=20, lifecycles=int(os.environ.get("CODE3_SOAK_LIFECYCLES", "6")), seconds=40,
                       kills=2, terminations=1, drop_seconds=8, concurrency=6, expire_share=0.3, expire_deadline=20,
-                      contest_share=0.4, quiesce_seconds=90, root=tmp_path / "soak", seed=7)
+                      contest_share=0.4, quiesce_seconds=90, lifecycle_seconds=360, max_seconds=120,
+                      root=tmp_path / "soak", seed=7)
     report = run(options)
     text = render(report)
     print(text)
