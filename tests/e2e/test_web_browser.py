@@ -35,9 +35,6 @@ SECRET = "the-staging-db-password-is-hunter2-0xC0FFEE"
 SECRET_LATER = "the-deploy-key-passphrase-is-orange-giraffe-42"
 INTERNAL = "we-ship-this-before-the-security-audit"
 PAGES_SEEN: list[tuple[str, str]] = []  # (url, HTML) of every page the tests looked at
-# Defects of pages this module does not own, each proven by a strict xfail test below (it fails once fixed, so the
-# entry is removed then): what `look` leaves unchecked until then.
-KNOWN: dict[str, str] = {}  # none left: the bounty page fits a phone, the sign-in page has no <pre> (W1, 04:20)
 AXE_FOUND: dict[str, list[dict[str, Any]]] = {}  # page name → axe's violations (any impact)
 
 
@@ -136,9 +133,9 @@ def chrome(scene: Scene) -> Iterator[Any]:
         yield driver
 
 
-def look(driver: Any, url: str, name: str, skip: tuple[str, ...] = ()) -> None:
+def look(driver: Any, url: str, name: str) -> None:
     """Open `url` at both widths: axe-core on each, no sideways scrolling, a screenshot of each, the HTML kept for the
-    secret check (`skip`: KNOWN defects left unchecked)."""
+    secret check."""
     for width_name, (width, height) in browser.WIDTHS.items():
         browser.resize(driver, width, height)
         driver.get(url)
@@ -149,8 +146,7 @@ def look(driver: Any, url: str, name: str, skip: tuple[str, ...] = ()) -> None:
         assert browser.blocking(found) == [], json.dumps(browser.blocking(found), indent=1)
         overflow = driver.execute_script(
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        if f"{name}@{width_name} overflow" not in skip:
-            assert overflow <= 1, f"{name}: {overflow} px wider than {width} px: {wide(driver)}"
+        assert overflow <= 1, f"{name}: {overflow} px wider than {width} px: {wide(driver)}"
         browser.shot(driver, f"{name}-{width_name}")
     browser.resize(driver, *browser.WIDTHS["desktop"])
 
@@ -324,32 +320,16 @@ def test_requests_without_a_session_or_from_another_origin_are_refused(scene: Sc
     assert _get(f"{scene.url}/files", {"Cookie": other_serve})[0] == 401
     with signed_out(chrome, scene):
         browser.resize(chrome, *browser.WIDTHS["phone"])
-        chrome.get(f"{scene.url}/files/src/app.py")
-        assert "Sign in" in chrome.title and "code3 serve --print-url" in chrome.page_source
-        PAGES_SEEN.append((chrome.current_url, chrome.page_source))
-        AXE_FOUND["sign-in@phone"] = browser.axe(chrome)  # no blocking finding: the test below
-        browser.shot(chrome, "sign-in-phone")
-        browser.resize(chrome, *browser.WIDTHS["desktop"])
-
-
-def test_the_bounty_page_fits_a_phone_screen(scene: Scene, chrome: Any) -> None:
-    browser.resize(chrome, *browser.WIDTHS["phone"])
-    try:
-        chrome.get(f"{scene.url}/bounties/{scene.bounties['csv']}")
-        overflow = chrome.execute_script(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        assert overflow <= 1, f"{overflow} px too wide: {wide(chrome)}"
-    finally:
-        browser.resize(chrome, *browser.WIDTHS["desktop"])
-
-
-def test_the_sign_in_page_has_no_serious_axe_finding_on_a_phone(scene: Scene, chrome: Any) -> None:
-    with signed_out(chrome, scene):
-        browser.resize(chrome, *browser.WIDTHS["phone"])
         try:
-            chrome.get(f"{scene.url}/")
-            assert chrome.title.startswith("Sign in")
-            assert browser.blocking(browser.axe(chrome)) == []
+            chrome.get(f"{scene.url}/files/src/app.py")
+            assert "Sign in" in chrome.title and "code3 serve --print-url" in chrome.page_source
+            PAGES_SEEN.append((chrome.current_url, chrome.page_source))
+            browser.shot(chrome, "sign-in-phone")
+            found = browser.axe(chrome)
+            AXE_FOUND["sign-in@phone"] = found
+            assert browser.blocking(found) == [], json.dumps(browser.blocking(found), indent=1)
+            assert chrome.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 1
         finally:
             browser.resize(chrome, *browser.WIDTHS["desktop"])
 
