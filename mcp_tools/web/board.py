@@ -130,6 +130,26 @@ def catch_up_board(s: Any) -> None:
     _CAUGHT_UP[s.views] = head
 
 
+_CLOCK: dict[int, tuple[float, float]] = {}  # id(chain) → (chain time − wall time, when it was read)
+CLOCK_TTL_S = 60.0
+
+
+def chain_now(s: Any) -> int:
+    """The chain's time, which cooling countdowns run on. The embedded ledger's clock can be moved (`code3 ledger
+    advance`), so it is read each time (a local read); a remote chain's is read once a minute and carried by the wall
+    clock in between (a page never waits on a node), and the wall clock stands in while the node does not answer."""
+    if hasattr(s.chain, "advance"):
+        return int(s.chain.now())
+    known = _CLOCK.get(id(s.chain))
+    if known is None or time.monotonic() - known[1] > CLOCK_TTL_S:
+        try:
+            known = (s.chain.now() - time.time(), time.monotonic())
+        except Exception:
+            known = (known[0] if known else 0.0, time.monotonic())
+        _CLOCK[id(s.chain)] = known
+    return int(time.time() + known[0])
+
+
 def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:
     """A board row as the page shows it: every cell's text made here, so the template only places strings."""
     from mcp_tools.web.render import duration, when
@@ -156,7 +176,7 @@ def board_html(s: Any, params: Any) -> tuple[int, str]:
         html = environment().get_template("message.html").render(
             title="This board filter cannot be used", message=str(exc), port=0, show_login_help=False, live=None)
         return 400, html
-    now = int(s.chain.now())
+    now = chain_now(s)
     found = read_board(s, filters, now)
     html = environment().get_template("board.html").render(
         nav="board", live="board", filters=filters, states=STATES, sorts=SORTS, modes=MODES, now=now, **found)

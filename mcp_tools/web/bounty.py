@@ -181,7 +181,7 @@ def _comparable(aggregate: Any) -> dict[str, Any]:
 # --- routes -----------------------------------------------------------------------------------------------------------
 
 def routes(web: Any) -> list[BaseRoute]:
-    from mcp_tools.web.board import catch_up_board
+    from mcp_tools.web.board import catch_up_board, chain_now
 
     def not_found(message: str) -> Response:
         return page("message.html", status=404, title="No such bounty", message=message, port=0,
@@ -195,7 +195,7 @@ def routes(web: Any) -> list[BaseRoute]:
             bounty, issue, events = load(s, bounty_id)
             number = issue.number if issue is not None else None
             issue_url = f"{s.forge.repo_url(bounty.repo)}/issues/{number}" if number else None
-            now = int(s.chain.now())
+            now = chain_now(s)
             return {"bounty": bounty, "issue": issue, "issue_url": issue_url, "state": outcome(bounty, events),
                     "timeline": timeline(bounty, events), "comments": mirrored_comments(bounty, events),
                     "verified": verify_bounty(s, bounty, issue, events), "now": now,
