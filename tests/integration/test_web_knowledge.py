@@ -135,6 +135,27 @@ def test_the_list_pages_and_filters_by_tag(s: Services) -> None:
     assert client(s).get("/files?offset=-1").status_code == 400
 
 
+def test_the_file_page_reads_the_project_only_through_the_resolver(s: Services) -> None:
+    """The resolver-only audit (tests/integration/test_resolver_only.py) over the page's reads: every file-system
+    call under the project is the resolver's (or the state the allow-list names), none reaches outside."""
+    from tests.audit_watch import watching
+    from tests.integration.test_resolver_only import ALLOWED
+
+    outside = s.project.parent / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("stolen = 1\n")
+    (s.project / "src" / "evil.py").symlink_to(outside / "evil.py")
+    (s.project / "linked").symlink_to(outside, target_is_directory=True)
+    knowledge.file_view(s, "src/app.py")  # the stores opened and caught up before the watch
+    with watching(s.project, outside, ALLOWED) as watch:
+        assert knowledge.file_view(s, "src/app.py") is not None
+        for refused in ("src/evil.py", "linked/evil.py", ".code3/events.sqlite", "../outside/evil.py"):
+            assert knowledge.file_view(s, refused) is None
+        knowledge.file_list(s, "backend", 0)
+    assert not watch.escaped and not watch.seen, (watch.escaped, watch.seen)
+    assert watch.vouched >= 1
+
+
 @pytest.mark.skipif(os.name != "posix", reason="symlinks")
 def test_a_symlink_inside_the_project_shows_its_target(s: Services) -> None:
     (s.project / "src" / "alias.py").symlink_to(s.project / "src" / "app.py")
