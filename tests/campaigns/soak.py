@@ -188,6 +188,9 @@ class Campaign:
                     try:
                         lc.workers = [agent.identity]
                         await agent.call("server_mcp.accept_task", {"task_id": f"{REPO}#{lc.issue}"})
+                    except ToolFailed as exc:  # too late: the deadline passed first (refused before any tx)
+                        if exc.code != "E_INVALID_STATE":
+                            raise
                     finally:
                         self._free_workers.put_nowait(agent)
                 lc.outcome = await self._wait_for(lc, "CANCELLED", self.o.expire_deadline + 600, "refunded")
@@ -361,9 +364,11 @@ def render(report: dict[str, Any]) -> str:
 def run(options: Options) -> dict[str, Any]:
     campaign = Campaign(options)
     try:
-        return asyncio.run(campaign.run())
+        report = asyncio.run(campaign.run())
     finally:
-        campaign.topo.close(drop_schema=not options.keep)
+        sigkilled = campaign.topo.close(drop_schema=not options.keep)
+    report["facts"]["stopped_only_by_sigkill"] = sigkilled  # SIGTERM left them running for 15 s
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:

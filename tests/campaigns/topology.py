@@ -271,10 +271,25 @@ class Topology:
     def alive(self) -> dict[str, bool]:
         return {m.name: m.proc is not None and m.proc.poll() is None for m in self.machines}
 
-    def close(self, drop_schema: bool = True) -> None:
-        for machine in self.machines:
-            with contextlib.suppress(Exception):
-                self.stop(machine)
+    def close(self, drop_schema: bool = True) -> list[str]:
+        """Stop everything: SIGTERM to every serve and worker at once, SIGKILL to those still running 15 s later
+        (returned by name: `code3 serve` and `code3 worker` are meant to stop cleanly on SIGTERM)."""
+        running = [m for m in self.machines if m.proc is not None and m.proc.poll() is None]
+        for machine in running:
+            with contextlib.suppress(OSError):
+                machine.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
+        deadline = time.monotonic() + 15
+        sigkilled = []
+        for machine in running:
+            assert machine.proc is not None
+            try:
+                machine.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                machine.proc.kill()
+                machine.proc.wait()
+                sigkilled.append(machine.name)
+            if machine.proc.stdout:
+                machine.proc.stdout.close()
         for proc in (getattr(self, "github_proc", None), getattr(self, "aptos_proc", None)):
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -292,6 +307,7 @@ class Topology:
 
             with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
                 conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        return sigkilled
 
     # --- the database's side ----------------------------------------------------------------------
 
