@@ -84,6 +84,7 @@ bench: $(VENV)/.installed test-tools corpus
 	$(PY) -m benchmarks.reanchor
 	$(PY) -m benchmarks.hostile_inputs
 	$(PY) -m benchmarks.concurrency
+	$(PY) -m benchmarks.snapshots
 	$(PY) -m benchmarks.growth
 
 # The growth table with the 100 000-bounty level too (long: the stores are seeded in bulk first).

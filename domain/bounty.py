@@ -53,6 +53,15 @@ class Bounty(Aggregate):
     def create_id(bounty_id: str) -> UUID:
         return natural_id("bounty", bounty_id)
 
+    class Snapshot(Aggregate.Snapshot):
+        """A snapshot's state comes back from JSON, where the status was stored as its int: a Status again
+        (the store snapshots a bounty every 100 events; see adapters.event_store)."""
+
+        def mutate(self, _: None) -> Any:
+            bounty = super().mutate(_)
+            bounty.status = Status(bounty.status)
+            return bounty
+
     @event(Created)
     def __init__(
         self,

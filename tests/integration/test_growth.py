@@ -337,3 +337,29 @@ def test_audit_verify_on_the_command_line_prints_plain_progress_on_stderr_and_it
     assert answer["ok"] and answer["board_rows"] == 20 and answer["events"] > 20
     lines = [line for line in run.stderr.splitlines() if line.startswith("audit verify: ")]
     assert [line.split()[2] for line in lines if " done " in line] == ["replay", "board", "board", "forge"], lines
+
+
+def test_a_long_history_is_loaded_from_its_snapshot_and_equals_its_replay(tmp_path: Path,
+                                                                         database_url: str | None) -> None:
+    from adapters.event_store import SNAPSHOT_EVERY, open_store
+    from benchmarks.snapshots import BUILDERS
+    from projections.replay import replay_one, state_of
+
+    (tmp_path / "p").mkdir()
+    for kind, build in BUILDERS.items():
+        aggregate = build(2 * SNAPSHOT_EVERY + 5)
+        store = open_store(tmp_path / "p", database_url)
+        try:
+            store.save(aggregate)
+        finally:
+            store.close()
+        cold = open_store(tmp_path / "p", database_url)  # nothing cached
+        try:
+            assert [s.originator_version for s in cold.snapshots.get(aggregate.id)] == [
+                SNAPSHOT_EVERY, 2 * SNAPSHOT_EVERY], kind
+            loaded = cold.repository.get(aggregate.id)
+            replayed, count = replay_one(cold, aggregate.id)
+            assert count == 2 * SNAPSHOT_EVERY + 5 and loaded.version == count, kind
+            assert state_of(loaded) == state_of(replayed), kind
+        finally:
+            cold.close()
