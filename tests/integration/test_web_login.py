@@ -4,6 +4,7 @@ another Host or Origin (403), any write method (405) — and `--rotate-token` en
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +51,9 @@ def code3(settings: Settings, capsys: pytest.CaptureFixture[str], *argv: str) ->
 
 
 def test_a_url_printed_by_the_command_logs_in_once_with_a_strict_cookie_and_a_clean_redirect(
-        project: Settings, client: TestClient, capsys: pytest.CaptureFixture[str]) -> None:
+        project: Settings, client: TestClient, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     status, out, _ = code3(project, capsys, "--print-url", "--port", str(PORT))
     assert status == 0
     url = out.strip()
@@ -71,6 +74,10 @@ def test_a_url_printed_by_the_command_logs_in_once_with_a_strict_cookie_and_a_cl
     again = fresh.get(url.removeprefix(BASE), follow_redirects=False)
     assert again.status_code == 401 and "used already" in again.text
     assert fresh.get("/").status_code == 401
+    code, session = url.rsplit("=", 1)[1], cookie.split(";")[0].split("=", 1)[1]
+    logged = "\n".join(r.getMessage() for r in caplog.records if not r.name.startswith("httpx"))  # not the client's
+    logged += capsys.readouterr().err
+    assert code not in logged and session not in logged and token.decode() not in logged, "nothing secret is logged"
 
 
 def test_a_used_code_stays_used_after_a_restart_and_an_expired_or_foreign_code_is_refused(project: Settings) -> None:
