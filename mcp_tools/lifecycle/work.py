@@ -172,8 +172,8 @@ def working_copy(workdir: Path) -> Iterator[Path]:
     """One git at a time in a fork's working copy: concurrent calls (of one serve, or serves sharing the
     workspace) on the same fork would clone into it, or checkout, commit and push in it, at once. A lock beside
     it in the workspace (state, 0700), across processes too."""
-    private_dir(workdir.parent)
-    with locked(workdir.parent / f".{workdir.name}.lock"):
+    lock = private_dir(workdir.parent / f".{workdir.name}.lock")  # 0700 like the rest of the state
+    with locked(lock):
         yield workdir
 
 
