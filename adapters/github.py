@@ -7,6 +7,8 @@ policy; githubkit's own retry and HTTP cache are off. githubkit is imported on f
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -94,6 +96,13 @@ class GitHubForge:
 
     def __repr__(self) -> str:
         return f"GitHubForge(base_url={self.base_url!r}, actor={self._actor!r})"
+
+    def with_budget(self, budget_s: float) -> GitHubForge:
+        """This forge with a shorter retry budget, for the worker's mirror: a failure it cannot outwait is
+        retried at the next round anyway, so a tick should not block for the tools' minutes-long budget."""
+        other = copy.copy(self)
+        other.policy = dataclasses.replace(self.policy, budget_s=budget_s)
+        return other
 
     def close(self) -> None:
         with self._lock:

@@ -31,6 +31,7 @@ log = logging.getLogger("code3.worker")
 REANCHOR_EVERY_S = 60.0  # ai-loom re-anchoring runs at most this often (and then only on files that changed)
 REANCHOR_BUDGET = 500  # annotations verified per tick at most (~1 s); a longer pass goes on the next tick
 RECONCILE_PAGE = 25  # live bounties compared with the chain per tick (a full pass over them, a page at a time)
+MIRROR_BUDGET_S = 10.0  # the mirror's forge retry budget: past it the mirror retries at its next round
 
 
 class Worker:
@@ -42,7 +43,9 @@ class Worker:
         self.keystore = keystore
         self.s = services_as(identity)
         self.runner = Runner(self.s.store, self.s.views)
-        self.projectors = [BountyBoard(), ForgeMirror(self.s.store, self.s.forge)]
+        with_budget = getattr(self.s.forge, "with_budget", None)  # GitHub: a short budget, retried next round
+        mirror_forge = with_budget(MIRROR_BUDGET_S) if with_budget else self.s.forge
+        self.projectors = [BountyBoard(), ForgeMirror(self.s.store, mirror_forge)]
         self._lock = threading.Lock()
         self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
         self.payouts = Payouts(self.s, self.services_for)

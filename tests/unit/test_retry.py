@@ -67,3 +67,13 @@ def test_attempts_are_bounded() -> None:
     with pytest.raises(RetryBudgetSpent):
         policy(attempts=4, base_wait_s=0.01).call(fn, sleep=lambda s: None)
     assert len(calls) == 4
+
+
+def test_the_mirror_forge_has_its_own_shorter_budget() -> None:
+    from adapters.github import GitHubForge
+
+    forge = GitHubForge("ghp_" + "x" * 36, base_url="http://127.0.0.1:9")
+    short = forge.with_budget(10.0)
+    assert short.policy.budget_s == 10.0
+    assert forge.policy.budget_s != 10.0  # the tools keep theirs
+    assert short.base_url == forge.base_url
