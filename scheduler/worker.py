@@ -19,7 +19,7 @@ from mcp_tools.ai_loom.tools import verify_changed
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.lifecycle.chain_sync import reconcile, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
-from mcp_tools.lifecycle.merge_watch import reconcile_merges
+from mcp_tools.lifecycle.merge_watch import MergeWatch
 from mcp_tools.lifecycle.webhook import retry_due
 from mcp_tools.services import Services
 from projections import board
@@ -55,6 +55,7 @@ class Worker:
         self._reanchored_at: float | None = None
         self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
         self.reconcile_page = RECONCILE_PAGE
+        self.merge_watch = MergeWatch()  # submitted PRs looked up on the forge, a page a round (a rolling pass)
         self._reconciling: tuple[int, str | None] = (0, None)  # the rolling pass: (index in board.LIVE, last id)
 
     def services_for(self, address: str | None) -> Services | None:
@@ -85,7 +86,7 @@ class Worker:
             *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
             ("reconciled", self._reconcile_page),
             ("webhook_retries", lambda: len(retry_due(self.s))),
-            ("merges_found", lambda: len(reconcile_merges(self._resolver_services()))),
+            ("merges_found", lambda: len(self.merge_watch.look(self._resolver_services()))),
             ("expired", lambda: len(expire(self.s, self.services_for))),
             ("payouts", self._settle_due),
             ("annotations_reanchored", self._reanchor),

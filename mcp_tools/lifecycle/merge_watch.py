@@ -8,6 +8,7 @@ Bounded per round (a few bounties each tick), and idempotent on the merge itself
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from domain.contract import Status
 from mcp_tools.lifecycle import settle
@@ -18,12 +19,31 @@ from projections import board
 log = logging.getLogger("code3.merge_watch")
 
 
-def reconcile_merges(s: Services, limit: int = 20) -> list[str]:
-    """Report the merges of submitted PRs that the forge shows and the log lacks; the bounty ids reported.
+def reconcile_merges(s: Services, limit: int = 20, after: str | None = None) -> list[str]:
+    """Report the merges of submitted PRs that the forge shows and the log lacks, among the first `limit` submitted
+    bounties (after the bounty id `after`); the bounty ids reported.
 
     `s` must act as the contract's resolver (the identity that reports merges)."""
+    return _report(s, board.query(s.views, (Status.PR_SUBMITTED.name,), limit=limit, after=after))
+
+
+class MergeWatch:
+    """The worker's look for merges: a rolling pass over the submitted bounties, one page a round, so every one is
+    looked at (a first page alone would never reach the 21st) and a round costs one page whatever the store holds."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self.after: str | None = None
+
+    def look(self, s: Services) -> list[str]:
+        page = board.query(s.views, (Status.PR_SUBMITTED.name,), limit=self.limit, after=self.after)
+        self.after = page[-1]["bounty_id"] if len(page) == self.limit else None
+        return _report(s, page)
+
+
+def _report(s: Services, page: list[dict[str, Any]]) -> list[str]:
     reported = []
-    for row in board.query(s.views, (Status.PR_SUBMITTED.name,), limit=limit):
+    for row in page:
         bounty = require_bounty(s, row["bounty_id"])
         if bounty.status is not Status.PR_SUBMITTED:
             continue

@@ -363,3 +363,33 @@ def test_a_long_history_is_loaded_from_its_snapshot_and_equals_its_replay(tmp_pa
             assert state_of(loaded) == state_of(replayed), kind
         finally:
             cold.close()
+
+
+def test_the_worker_looks_for_merges_of_every_submitted_bounty_a_page_a_round(tmp_path: Path) -> None:
+    from mcp_tools.lifecycle.merge_watch import MergeWatch
+
+    world = open_world(tmp_path / "project", tmp_path / "home")
+    try:
+        seed(world, 12, states=("submitted",))
+        s = world.sponsor
+        asked: list[str] = []
+        forge = s.forge
+
+        class Spy:
+            def get_pr(self, url: str) -> Any:
+                asked.append(url)
+                return forge.get_pr(url)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(forge, name)
+
+        from tests.integration.test_lifecycle import crashing
+
+        spied, watch = crashing(s, forge=Spy()), MergeWatch(limit=5)
+        rounds = [(watch.look(spied), len(asked)) for _ in range(3)]
+        assert [n for _, n in rounds] == [5, 10, 12] and all(r == [] for r, _ in rounds)
+        assert len(set(asked)) == 12, "every submitted bounty's PR was looked up once in a pass"
+        watch.look(spied)
+        assert asked[12:] == asked[:5], "the next pass starts again at the first page"
+    finally:
+        world.close()
