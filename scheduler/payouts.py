@@ -25,6 +25,7 @@ from mcp_tools.services import Services
 from projections import board
 
 log = logging.getLogger("code3.scheduler")
+SCHEDULE_HORIZON_S = 600.0  # cooling periods ending within this are scheduled as date jobs (re-read every tick)
 
 
 class Payouts:
@@ -38,10 +39,14 @@ class Payouts:
         now = self.s.chain.now()
         return board.cooling_bounties(self.s.views, due_by=now)
 
-    def pending(self) -> list[tuple[str, float]]:
-        """(bounty_id, seconds from now) of every bounty still cooling: what to schedule."""
+    def pending(self, horizon: float = SCHEDULE_HORIZON_S) -> list[tuple[str, float]]:
+        """(bounty_id, seconds from now) of every cooling bounty whose period ends within `horizon`: what to schedule.
+        Every tick schedules again and settles what is due, so a later one is scheduled by a later tick; reading
+        only the next `horizon` (an index range) keeps a tick's cost that of what is about to fall due, not of
+        every bounty cooling (5 000 at 100 000 bounties, each re-added every 2 s)."""
         now = self.s.chain.now()
-        return [(row["bounty_id"], max(0, row["cooling_until"] - now)) for row in board.cooling_bounties(self.s.views)
+        return [(row["bounty_id"], max(0, row["cooling_until"] - now))
+                for row in board.cooling_bounties(self.s.views, due_by=int(now + horizon))
                 if row["cooling_until"] is not None]
 
     def settle(self, bounty_id: str) -> str:

@@ -393,3 +393,20 @@ def test_the_worker_looks_for_merges_of_every_submitted_bounty_a_page_a_round(tm
         assert asked[12:] == asked[:5], "the next pass starts again at the first page"
     finally:
         world.close()
+
+
+def test_the_payout_schedule_reads_only_what_falls_due_soon(tmp_path: Path) -> None:
+    from scheduler.payouts import SCHEDULE_HORIZON_S, Payouts
+
+    world = open_world(tmp_path / "project", tmp_path / "home")
+    try:
+        seed(world, 12, states=("cooling", "paid"))  # 6 cooling for the next 7 days
+        payouts = Payouts(world.sponsor, lambda _address: None)
+        assert payouts.pending() == []  # nothing ends within the horizon: no job, no row read beyond the index range
+        week = world.ledger.cooling_period
+        assert len(payouts.pending(horizon=week + 10)) == 6
+        world.ledger.advance(week - int(SCHEDULE_HORIZON_S) // 2)
+        soon = payouts.pending()
+        assert len(soon) == 6 and all(0 < delay <= SCHEDULE_HORIZON_S for _, delay in soon)
+    finally:
+        world.close()
