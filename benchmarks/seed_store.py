@@ -256,6 +256,12 @@ def _catch_up_views(world: World) -> None:
     last = s.store.recorder.max_notification_id() or 0
     with s.views.transaction() as cur:
         track(cur, "forge_mirror", last)
+    if s.views.postgres:  # a bulk load leaves the planner's statistics stale until autovacuum's next ANALYZE
+        with s.views.transaction() as cur:  # (a store that grew by use has them current): as a real one, then
+            tables = [r[0] for r in cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                                                ).fetchall()]
+            for table in tables:
+                cur.execute(f'ANALYZE "{table}"')
 
 
 def main() -> None:
