@@ -199,16 +199,17 @@ class Topology:
     def _start_stand_ins(self) -> None:
         tokens = [f"--token=token-{n}={n}" for n in (RESOLVER, *self.everyone)]
         env = {**os.environ, "GITHUB_WEBHOOK_SECRET": self.webhook_secret}
-        self.github_proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.github_server", "--state", str(self.root / "github"),
-             "--repo", REPO, *tokens], stdout=subprocess.PIPE, stderr=(self.root / "github.log").open("w"),
-            text=True, env=env, preexec_fn=_die_with_parent)
+        with (self.root / "github.log").open("w") as log:  # the child keeps its own copy of the descriptor
+            self.github_proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.fakes.github_server", "--state", str(self.root / "github"),
+                 "--repo", REPO, *tokens], stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+                preexec_fn=_die_with_parent)
         self.github = _read_line(self.github_proc, "the GitHub stand-in")
-        self.aptos_proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.aptos_server", "--state", str(self.root / "aptos"),
-             "--resolver", self.addresses[RESOLVER], "--cooling-period", str(self.cooling_period)],
-            stdout=subprocess.PIPE, stderr=(self.root / "aptos.log").open("w"), text=True,
-            preexec_fn=_die_with_parent)
+        with (self.root / "aptos.log").open("w") as log:
+            self.aptos_proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.fakes.aptos_server", "--state", str(self.root / "aptos"),
+                 "--resolver", self.addresses[RESOLVER], "--cooling-period", str(self.cooling_period)],
+                stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=_die_with_parent)
         self.aptos = _read_line(self.aptos_proc, "the Aptos stand-in")
 
     # --- environments -----------------------------------------------------------------------------
