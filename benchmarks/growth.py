@@ -13,14 +13,16 @@ SAMPLES calls through the handlers, the way a tool call runs them:
 - board read: what accept_best_task reads (the board caught up, its best page of open bounties);
 - worker tick: one idle round (nothing due: no payout, no refund, no new chain event);
 - worker start: the worker built and run to its first round (`code3 worker --once`);
+- board page p50/p99: the web page's board (issue 21), its server time with the render, BOARD_PAGES loads of the
+  first page of each view (benchmarks/web_board.py);
 - audit verify: one `code3 audit verify` of the whole store (by pages; the one figure that must grow with the
   store: it reads every event), with its peak of traced memory beside it;
 - extra rows (EXTRA_ROWS, or --row LABEL=module:function): a function of another module called with the worker's
-  services, SAMPLES times, its p50 (e.g. the web page's "board page (server time)").
+  services, SAMPLES times, its p50.
 Targets: every figure but audit verify at the larger sizes within 1.5x of the smallest size's.
 
     .venv/bin/python -m benchmarks.growth [--big] [--sizes 1000,10000] [--stores sqlite,postgres] [--no-audit]
-        [--row "board page (server time)=mcp_tools.web.board:board_page"]
+        [--row "LABEL=module:function"]
 
 PostgreSQL: CODE3_BENCH_POSTGRES (default postgresql://postgres@127.0.0.1:5432/test), a fresh schema per size.
 """
@@ -48,6 +50,7 @@ from projections.runner import follow
 from scheduler.worker import run_worker
 
 SAMPLES = 9
+BOARD_PAGES = 60  # board page loads per level (its p99 needs more than SAMPLES)
 TICKS = 11
 STARTS = 3
 TARGET = 1.5
@@ -156,6 +159,15 @@ def _extra(world: World, rows: list[tuple[str, str]]) -> dict[str, float]:
     return figures
 
 
+def _board_page(world: World) -> dict[str, float]:
+    """The web board's server time (issue 21): the first page of each view (filters, orders), rendered, p50 and
+    p99 over BOARD_PAGES loads — held to the same x1.5 as the tools."""
+    from benchmarks.web_board import board_page_times
+
+    p50, p99 = board_page_times(world.worker, n=BOARD_PAGES)
+    return {"board page p50": p50, "board page p99": p99}
+
+
 def _worker(project: Path, home: Path, database_url: str | None) -> dict[str, float]:
     from code3.settings import Settings
 
@@ -210,6 +222,7 @@ def measure(store: str, n: int, root: Path, with_audit: bool = True,
         world = open_world(project, home, url)
         try:
             figures = _lifecycle(world, project, f"{n}")
+            figures.update(_board_page(world))
             figures.update(_extra(world, extra))
         finally:
             world.close()
