@@ -448,6 +448,7 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
 
 
 READY_TIMEOUT_S = 5.0
+STOP_GRACE_S = 10.0  # after SIGTERM, the process ends this long after at the latest (adapters/shutdown.py)
 
 
 def readiness(runtime: Runtime, local_too: bool = True) -> str | None:
@@ -506,6 +507,15 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
         on_ready(bound)
 
     server.startup = startup  # type: ignore[method-assign]
+    graceful = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:  # uvicorn's handler, bound when it starts serving
+        from adapters.shutdown import exit_after
+
+        exit_after(STOP_GRACE_S)  # past uvicorn's own 5 s, threads stuck on a silent database must not hold the stop
+        graceful(sig, frame)
+
+    server.handle_exit = handle_exit  # type: ignore[method-assign]
     # uvicorn re-raises the signal after its graceful shutdown; exit 0 then, as a clean stop should.
     signal.signal(signal.SIGTERM, _exit_cleanly)
     signal.signal(signal.SIGINT, _exit_cleanly)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.keystore import Keystore
+from adapters.shutdown import exit_after
 from adapters.sql import OUTAGE, outage_limit, unreachable, watchdog
 from mcp_tools.ai_loom.tools import verify_changed
 from mcp_tools.lifecycle.chain_record import sync_bounty
@@ -31,6 +32,7 @@ log = logging.getLogger("code3.worker")
 REANCHOR_EVERY_S = 60.0  # ai-loom re-anchoring runs at most this often (and then only on files that changed)
 REANCHOR_BUDGET = 500  # annotations verified per tick at most (~1 s); a longer pass goes on the next tick
 RECONCILE_PAGE = 25  # live bounties compared with the chain per tick (a full pass over them, a page at a time)
+STOP_GRACE_S = 10.0  # how long a stop waits for the tick in flight and the close (adapters/shutdown.py)
 MIRROR_BUDGET_S = 10.0  # the mirror's forge retry budget: past it the mirror retries at its next round
 
 
@@ -190,10 +192,14 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
                 log.exception("worker tick failed; retrying next tick")
 
         scheduler.add_job(tick, "interval", seconds=interval, id="tick", misfire_grace_time=None)
-        schedule_all(scheduler, worker.payouts, worker.exclusive)
+        try:  # a database that goes away at this moment must not end the worker: every tick schedules again
+            schedule_all(scheduler, worker.payouts, worker.exclusive)
+        except Exception as exc:
+            log.warning("payouts not scheduled at start (%s); the first tick schedules them", type(exc).__name__)
 
         def stop(signum: int, _frame: Any) -> None:
             log.info("signal %s: stopping", signum)
+            exit_after(STOP_GRACE_S)  # a tick blocked on a silent database or a forge must not hold the stop
             scheduler.shutdown(wait=False)
 
         signal.signal(signal.SIGTERM, stop)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -318,3 +319,38 @@ def test_in_one_process_the_views_and_the_store_reconnect_and_count_what_they_lo
         views.close()
         other.close()
         store.close()
+
+
+@pytest.mark.postgres
+def test_sigterm_stops_a_serve_and_a_worker_whose_database_hangs_within_seconds(
+        tmp_path: Path, database_url: str) -> None:
+    """A stop must not wait for a database that answers nothing (a supervisor's restart would hang with it): a
+    tick or a request in flight is abandoned after its grace, which loses nothing (each step is idempotent)."""
+    proxy = TcpProxy(urlparse(database_url).port or 5432)
+    Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
+    tag = uuid.uuid4().hex[:8]
+    through = proxy.url(database_url)
+    serve = code3("serve", "--port", "0", project=tmp_path, database_url=through, app=f"code3-test-{tag}-serve")
+    worker = code3("worker", "--interval", "0.2", project=tmp_path, database_url=through,
+                   app=f"code3-test-{tag}-worker")
+    try:
+        url = listening(serve)
+        wait_for("the worker to run", lambda: worker.stdout is not None and "running" in worker.stdout.readline())
+        proxy.drop()  # silent: the worker's next tick and the serve's probe hang on their queries
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(f"{url}/readyz", timeout=2)
+        time.sleep(1.0)
+        for proc in (serve, worker):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (serve, worker):
+            started = time.monotonic()
+            code = proc.wait(timeout=30)
+            assert code == 0 and time.monotonic() - started < 15, (code, proc.stderr.read() if proc.stderr else "")
+    finally:
+        for proc in (serve, worker):
+            if proc.poll() is None:
+                stop(proc)
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+        proxy.close()
