@@ -48,23 +48,37 @@ def sync_new_events(s: Services, views: SqlDb, limit: int = PAGE, max_pages: int
     return total
 
 
-def reconcile(s: Services, bounty: Bounty) -> bool:
-    """Compare the mirror with the chain's view of the bounty; on disagreement record it and adopt the chain's."""
-    state = s.chain.get_bounty(bounty.bounty_id)
-    if state is None:
-        log.warning("bounty %s is in the log but not on chain", bounty.bounty_id)
-        return False
-    chain = state.comparable()
+def reconcile(s: Services, bounty: Bounty, looks: int = 3) -> bool:
+    """Compare the mirror with the chain's view of the bounty; on disagreement record it and adopt the chain's.
 
-    def change(current: Bounty | None) -> Bounty | None:
-        current = present(current, "the Bounty")
-        return current if current.reconcile(chain) else None
+    A chain that is only ahead is no disagreement: a transaction whose events are not recorded yet (its handler
+    is recording them, or the next sync will) makes the chain's state differ for a moment. So a difference is
+    first narrowed: the bounty's chain events are recorded, and the state is read again; only a difference that
+    holds while the chain stood still (the same state before and after the recording) is a disagreement. A chain
+    that keeps moving is looked at again next round."""
+    for _ in range(looks):
+        state = s.chain.get_bounty(bounty.bounty_id)
+        if state is None:
+            log.warning("bounty %s is in the log but not on chain", bounty.bounty_id)
+            return False
+        chain = state.comparable()
+        if bounty.comparable() == chain:
+            return False
+        bounty = sync_bounty(s, bounty.bounty_id) or bounty  # what the chain did that the log lacks, recorded
+        after = s.chain.get_bounty(bounty.bounty_id)
+        if after is None or after.comparable() != chain:
+            continue  # the chain moved meanwhile: look again
+        if bounty.comparable() == chain:
+            return False
+        log.warning("bounty %s disagreed with the chain; adopting the chain's state", bounty.bounty_id)
 
-    if bounty.comparable() == chain:
-        return False
-    log.warning("bounty %s disagreed with the chain; adopting the chain's state", bounty.bounty_id)
-    s.store.update(Bounty, bounty.id, change, known=bounty)
-    return True
+        def change(current: Bounty | None, chain: dict = chain) -> Bounty | None:
+            current = present(current, "the Bounty")
+            return current if current.reconcile(chain) else None
+
+        s.store.update(Bounty, bounty.id, change, known=bounty)
+        return True
+    return False
 
 
 def reconcile_all(s: Services) -> list[str]:

@@ -9,7 +9,7 @@ from adapters.tracking import NamedCursor
 from domain.bounty import Bounty
 from domain.contract import Status
 from mcp_tools.lifecycle import settle, work
-from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile_all, sync_new_events
+from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile, reconcile_all, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from projections import board
 from projections.board import BountyBoard
@@ -126,6 +126,24 @@ def test_a_mirror_that_disagrees_with_the_chain_is_corrected_and_the_disagreemen
     events = [type(e).__name__ for e in store.repository.event_store.get(fixed.id)]
     assert events[-1] == "Reconciled"
     assert reconcile_all(w["alice"]) == []
+
+
+def test_a_chain_only_ahead_of_the_log_is_recorded_not_reconciled(world: World) -> None:
+    """A transaction whose events are not recorded yet (its handler is still at it) is no disagreement: reconcile
+    records the chain's events and no Reconciled, so the mirror posts no "corrected" comment beside the
+    transition's own (seen in the soak campaign)."""
+    w = world
+    bounty_id = w.published()["bounty"]["bounty_id"]
+    alice = w["alice"]
+    stale = alice.store.get(Bounty, Bounty.create_id(bounty_id))
+    w.ledger.accept_bounty(w["carol"].signer, bounty_id)  # committed on chain; nobody has recorded it yet
+
+    assert reconcile(alice, stale) is False
+
+    bounty = alice.store.get(Bounty, Bounty.create_id(bounty_id))
+    assert bounty.status is Status.STARTED and bounty.workers == [w.address("carol")]
+    events = [type(e).__name__ for e in alice.store.repository.event_store.get(bounty.id)]
+    assert "Reconciled" not in events and events[-1] == "Accepted"
 
 
 def test_two_servers_each_read_their_own_writes(world: World) -> None:
