@@ -135,8 +135,13 @@ def check_all(c: Campaign) -> tuple[list[str], dict[str, Any]]:
         extra = {k: n for k, n in counted.items() if n > 1}
         duplicates += sum(n - 1 for n in extra.values())
         # a transition the log holds without chain coordinates (Bounty.Reconciled: chain sync corrected the
-        # mirror) is named by its aggregate version ("v2:0"): one comment each too, counted apart
-        reconciled += sum(1 for m in markers if m and m.startswith("v"))
+        # mirror) is named by its aggregate version ("v2:0"). Nothing in this campaign makes the log disagree
+        # with the chain, so a correction is a finding: a chain only ahead of the log taken for a disagreement
+        corrected = sum(1 for m in markers if m and m.startswith("v"))
+        reconciled += corrected
+        if corrected:
+            findings.append(f"{REPO}#{lc.issue} (bounty {lc.bounty_id}): {corrected} 'corrected' comment(s): the log "
+                            "was reconciled with a chain that was only ahead of it")
         chain = Counter(m.split(":")[0] for m in markers if m and not m.startswith("v"))
         expected = expected_versions(ledger, lc.bounty_id)
         if extra or None in counted or chain != expected:
