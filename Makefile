@@ -32,7 +32,7 @@ RACE_ROUNDS ?= 2
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q
+	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q --durations=25
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
