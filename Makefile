@@ -7,7 +7,8 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 # Mirror of pyproject's [dependency-groups] dev: pip < 25.1 cannot install dependency groups itself.
 DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesis>=6.100' \
 	'hypothesis-jsonschema>=0.23' 'schemathesis>=4.0,<5' 'griffe==2.4.1' \
-	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2' 'selenium>=4.30'
+	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2' 'selenium>=4.30' \
+	'pytest-xdist>=3.6'
 
 .DEFAULT_GOAL := test
 .PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
@@ -29,10 +30,13 @@ demo: $(VENV)/.installed
 # The campaigns' short profile (the full ones: `make fuzz`, `make race`).
 FUZZ_EXAMPLES ?= 200
 RACE_ROUNDS ?= 2
+# Test files run in parallel processes (pytest-xdist; a file stays in one): most tests wait on subprocesses,
+# servers and databases rather than the CPU. TEST_WORKERS=0 runs them in this process, one at a time.
+TEST_WORKERS ?= 3
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q --durations=25
+	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
