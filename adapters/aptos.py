@@ -42,16 +42,6 @@ from domain.errors import Code, Code3Error
 log = logging.getLogger(__name__)
 U64_MAX = 2**64 - 1
 NO_ADDRESS = "0x" + "0" * 64
-_ACCOUNT_TURNS: dict[str, threading.Lock] = {}  # address -> the lock its transactions are sent under
-_ACCOUNT_TURNS_GUARD = threading.Lock()
-
-
-def _account_turn(address: str) -> threading.Lock:
-    """The lock one account's transactions take in this process: concurrent calls acting as one identity
-    would read the same sequence number and sign two transactions with it (the node keeps one and refuses the
-    other). A process acts for a handful of identities, so the locks are kept."""
-    with _ACCOUNT_TURNS_GUARD:
-        return _ACCOUNT_TURNS.setdefault(address, threading.Lock())
 _TX_SALT = hashlib.sha3_256(b"APTOS::Transaction").digest()
 _ABORT = re.compile(r"^Move abort in (0x[0-9a-fA-F]+)::(\w+): (?:\w+\()?(0x[0-9a-fA-F]+|\d+)")
 FA_METADATA = "0x1::fungible_asset::Metadata"
@@ -117,6 +107,15 @@ class AptosChain:
         self._sleep = sleep
         self._node = FullnodeClient(node_url, timeout_s)
         self._events = EventFollower(self.abi, self.module_address)
+        self._turns: dict[str, threading.Lock] = {}  # address -> the lock its transactions are sent under
+        self._turns_guard = threading.Lock()
+
+    def _account_turn(self, address: str) -> threading.Lock:
+        """The lock one account's transactions take through this client: concurrent calls acting as one identity
+        (a serve's handlers share its chain client) would read the same sequence number and sign two transactions
+        with it. Another client or process racing for the same account is met by re-signing (MustResign)."""
+        with self._turns_guard:
+            return self._turns.setdefault(address, threading.Lock())
 
     def __repr__(self) -> str:
         return f"AptosChain(node_url={self.node_url!r}, module={self.module!r}, network={self.network!r})"
@@ -171,7 +170,7 @@ class AptosChain:
         outbox = _Outbox(_account(signer), self._payload(function, values))
         log.debug("aptos: %s by %s", function, signer.address)
         try:
-            with _account_turn(signer.address):  # one account's transactions one at a time (sequence numbers)
+            with self._account_turn(signer.address):  # one account's transactions at a time (sequence numbers)
                 return self.policy.call(lambda: self._node.run(lambda rest: self._attempt(rest, outbox)),
                                         sleep=self._sleep)
         except RetryBudgetSpent as spent:
