@@ -32,7 +32,7 @@ FUZZ_EXAMPLES ?= 200
 RACE_ROUNDS ?= 2
 # Test files run in parallel processes (pytest-xdist; a file stays in one): most tests wait on subprocesses,
 # servers and databases rather than the CPU. TEST_WORKERS=0 runs them in this process, one at a time.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
