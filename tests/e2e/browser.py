@@ -106,9 +106,15 @@ def save_png(driver: Any, path: Path, full_page: bool = True, max_height: int = 
 def wait_until(what: str, check: Callable[[], Any], timeout: float = 20.0, every: float = 0.1) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
+    from selenium.common.exceptions import StaleElementReferenceException
+
     while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
+        try:
+            last = check()
+        except StaleElementReferenceException as exc:  # a live update swapped the region between find and read
+            last = exc
+        else:
+            if last:
+                return last
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
