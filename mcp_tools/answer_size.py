@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-
-from mcp.types import CallToolResult, TextContent
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import Code, Code3Error
+
+if TYPE_CHECKING:  # `import mcp` costs most of a second: the worker and the CLI import this module without a server
+    from mcp.types import CallToolResult
 
 VARIABLE = "CODE3_MAX_ANSWER_BYTES"
 DEFAULT_MAX_ANSWER_BYTES = 262_144
@@ -79,6 +80,8 @@ def answer(data: dict[str, Any], render: Callable[[Any], str] | None = None) -> 
     size = ENVELOPE + _doubled(payload) if render is None else line_bytes(text, payload)
     if size > cap:
         raise AnswerTooLarge(size, cap)
+    from mcp.types import CallToolResult, TextContent
+
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
