@@ -15,7 +15,7 @@ from typing import Any
 from adapters.sql import Cursor, SqlDb
 from domain.amounts import display
 from domain.bounty import Bounty
-from domain.contract import Mode, Status, status_after_accept, status_after_withdraw
+from domain.contract import Mode, Status, mirror_view, status_after_accept, status_after_withdraw
 from domain.errors import Code, Code3Error
 from domain.issue import Issue
 from projections.versions import ready
@@ -24,7 +24,10 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS bounty_board (bounty_id TEXT PRIMARY KEY, repo TEXT NOT NULL, issue_hash TEXT NOT NULL,
     task_id TEXT, amount BIGINT NOT NULL, asset TEXT NOT NULL, state TEXT NOT NULL, workers TEXT NOT NULL,
     winner TEXT, cooling_until BIGINT, effort INTEGER NOT NULL DEFAULT 1, sponsor TEXT NOT NULL,
-    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT, mode TEXT NOT NULL DEFAULT 'contest');
+    claimable INTEGER NOT NULL DEFAULT 0, deadline BIGINT, mode TEXT NOT NULL DEFAULT 'contest', holder TEXT,
+    hold_until BIGINT);
+CREATE TABLE IF NOT EXISTS board_prs (bounty_id TEXT NOT NULL, worker TEXT NOT NULL, pr_url TEXT NOT NULL,
+    PRIMARY KEY (bounty_id, worker));
 CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TEXT, effort INTEGER NOT NULL,
     deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
@@ -53,12 +56,14 @@ CREATE INDEX IF NOT EXISTS bounty_board_mode_newest ON bounty_board (mode, (CAST
 # state, and newest first by repository, asset or mode, at any size
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
            "sponsor, claimable, deadline, mode")
-TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids")
+TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids", "board_prs")
 
 
 class BountyBoard:
     name = "bounty_board"
-    version = 2  # 2: the bounty's mode; a withdrawal and an exclusive task's new holder change the workers
+    version = 3  # 2: the bounty's mode; a withdrawal and an exclusive task's new holder change the workers
+    # 3: the exclusive hold (holder, hold_until) and each worker's submitted PR (board_prs), so the worker compares a
+    # bounty with the chain and looks its PRs up on the forge without loading the aggregate (`mirror_rows`)
     has_effects = False
     schema = SCHEMA
     tables = TABLES
@@ -94,26 +99,35 @@ class BountyBoard:
         the new value depends on the row (accept, withdraw): each is a round trip under the page's lock."""
         originator = str(event.originator_id)
         if isinstance(event, Bounty.Accepted | Bounty.Withdrawn):
-            row = cur.execute("SELECT b.bounty_id, b.state, b.workers, b.mode FROM board_bounty_ids i "
-                              "JOIN bounty_board b ON b.bounty_id = i.bounty_id WHERE i.originator_id = ?",
-                              (originator,)).fetchone()
+            row = cur.execute("SELECT b.bounty_id, b.state, b.workers, b.mode, b.holder, b.hold_until "
+                              "FROM board_bounty_ids i JOIN bounty_board b ON b.bounty_id = i.bounty_id "
+                              "WHERE i.originator_id = ?", (originator,)).fetchone()
             if row is None:
                 return
-            bounty_id, state, workers_json, mode = row
+            bounty_id, state, workers_json, mode, holder, hold_until = row
             workers = json.loads(workers_json)
             if isinstance(event, Bounty.Accepted):  # as the chain: an exclusive task's new holder replaces the last
-                workers = [event.worker] if mode == Mode.EXCLUSIVE.label else [*workers, event.worker]
+                if mode == Mode.EXCLUSIVE.label:
+                    workers, holder, hold_until = [event.worker], event.worker, event.hold_until
+                else:
+                    workers = [*workers, event.worker]
                 state = status_after_accept(Status[state]).name
             else:
                 if event.worker in workers:
                     workers.remove(event.worker)
+                if holder == event.worker:
+                    holder, hold_until = None, None
                 state = status_after_withdraw(Status[state], workers).name
-            cur.execute("UPDATE bounty_board SET workers = ?, state = ? WHERE bounty_id = ?",
-                        (json.dumps(workers), state, bounty_id))
+            cur.execute("UPDATE bounty_board SET workers = ?, state = ?, holder = ?, hold_until = ? "
+                        "WHERE bounty_id = ?", (json.dumps(workers), state, holder, hold_until, bounty_id))
             return
         updates: dict[str, Any] = {}
         if isinstance(event, Bounty.PRSubmitted):
             updates["state"] = Status.PR_SUBMITTED.name
+            cur.execute("INSERT INTO board_prs (bounty_id, worker, pr_url) "
+                        "SELECT bounty_id, ?, ? FROM board_bounty_ids WHERE originator_id = ? "
+                        "ON CONFLICT (bounty_id, worker) DO UPDATE SET pr_url = excluded.pr_url",
+                        (event.worker, event.pr_url, originator))
         elif isinstance(event, Bounty.Merged):
             updates.update(state=Status.MERGED.name, winner=event.winner)
         elif isinstance(event, Bounty.CoolingStarted):
@@ -127,7 +141,8 @@ class BountyBoard:
         elif isinstance(event, Bounty.Reconciled):
             chain = event.chain
             updates.update(state=Status(chain["status"]).name, workers=json.dumps(chain["workers"]),
-                           winner=chain["winner"], cooling_until=chain["cooling_until"])
+                           winner=chain["winner"], cooling_until=chain["cooling_until"], holder=chain.get("holder"),
+                           hold_until=chain.get("hold_until"))
         if updates:
             assignments = ", ".join(f"{column} = ?" for column in updates)
             cur.execute(f"UPDATE bounty_board SET {assignments} WHERE bounty_id = "
@@ -281,6 +296,32 @@ def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_a
 
 def open_bounties(views: SqlDb) -> list[dict[str, Any]]:
     return rows(views, "WHERE state IN (?, ?)", (Status.OPEN.name, Status.STARTED.name))
+
+
+def mirror_rows(views: SqlDb, state: str, limit: int, after: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(bounty id, the mirror's side of what the chain also holds, as `Bounty.comparable`) of one page of the
+    bounties in `state`, in bounty-id order after `after`: what the worker compares with the chain each round
+    without loading an aggregate (the board follows the same events the aggregate does)."""
+    ready(views, BountyBoard)
+    page = " AND bounty_id > ?" if after is not None else ""
+    found = views.query("SELECT bounty_id, state, workers, winner, cooling_until, holder, hold_until "
+                        f"FROM bounty_board WHERE state = ?{page} ORDER BY bounty_id LIMIT ?",
+                        (state, after, limit) if after is not None else (state, limit))
+    return [(str(bounty_id), mirror_view(Status[status], json.loads(workers), winner, until, holder, hold_until))
+            for bounty_id, status, workers, winner, until, holder, hold_until in found]
+
+
+def submitted_prs(views: SqlDb, bounty_ids: list[str]) -> dict[str, list[str]]:
+    """The PR URLs submitted for each of `bounty_ids` (one per worker, the latest), read in one query."""
+    if not bounty_ids:
+        return {}
+    ready(views, BountyBoard)
+    found = views.query(f"SELECT bounty_id, pr_url FROM board_prs WHERE bounty_id IN "
+                        f"({', '.join('?' for _ in bounty_ids)}) ORDER BY bounty_id, worker", tuple(bounty_ids))
+    prs: dict[str, list[str]] = {}
+    for bounty_id, pr_url in found:
+        prs.setdefault(str(bounty_id), []).append(str(pr_url))
+    return prs
 
 
 def expired_bounties(views: SqlDb, now: int) -> list[dict[str, Any]]:

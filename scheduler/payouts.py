@@ -20,7 +20,6 @@ from domain.bounty import Bounty
 from domain.contract import Status
 from domain.errors import Code, Code3Error
 from mcp_tools.lifecycle import settle
-from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.services import Services
 from projections import board
 
@@ -116,8 +115,8 @@ def expire(s: Services, services_for: Callable[[str], Services | None]) -> list[
 
 def _merged_on_forge(s: Services, bounty_id: str) -> bool:
     """Whether a PR submitted for the bounty merged on the forge (a sponsor never merges and takes the money back)."""
-    bounty = require_bounty(s, bounty_id)
-    return any((pr := s.forge.get_pr(sub["pr_url"])) is not None and pr.merged for sub in bounty.submissions.values())
+    urls = board.submitted_prs(s.views, [bounty_id]).get(bounty_id, [])
+    return any((pr := s.forge.get_pr(url)) is not None and pr.merged for url in urls)
 
 
 def schedule_all(scheduler: Any, payouts: Payouts, run: Callable[[Callable[[], Any]], Any]) -> None:

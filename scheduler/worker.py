@@ -108,14 +108,19 @@ class Worker:
     def _reconcile_page(self) -> int:
         """Compare the next page of live bounties (the board's, in id order) with the chain, adopting the chain's
         state where they differ: a rolling full pass whose cost per tick is one page, whatever the store holds.
+        The board's row is the mirror's side (it follows the aggregate's events), so a bounty that agrees costs one
+        chain read and no aggregate load; only a difference is narrowed and settled on the aggregate (`reconcile`).
         Final bounties (paid, cancelled) cannot change on chain; new chain events come through the cursor."""
         at, after = self._reconciling  # one state at a time, so the page is a range of the (state, id) index
-        page = board.query(self.s.views, (board.LIVE[at],), limit=self.reconcile_page, after=after)
+        page = board.mirror_rows(self.s.views, board.LIVE[at], limit=self.reconcile_page, after=after)
         full = len(page) == self.reconcile_page
-        self._reconciling = (at, page[-1]["bounty_id"]) if full else ((at + 1) % len(board.LIVE), None)
+        self._reconciling = (at, page[-1][0]) if full else ((at + 1) % len(board.LIVE), None)
         corrected = 0
-        for row in page:
-            bounty = sync_bounty(self.s, row["bounty_id"])
+        for bounty_id, mirror in page:
+            chain = self.s.chain.get_bounty(bounty_id)
+            if chain is not None and chain.comparable() == mirror:
+                continue
+            bounty = sync_bounty(self.s, bounty_id)
             corrected += bounty is not None and reconcile(self.s, bounty)
         return corrected
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from domain.contract import Status
 from mcp_tools.lifecycle import settle
-from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.services import Services
 from projections import board
 
@@ -42,18 +41,17 @@ class MergeWatch:
 
 
 def _report(s: Services, page: list[dict[str, Any]]) -> list[str]:
+    """The PRs come from the board (`board_prs`), so a round loads no aggregate unless a PR merged."""
     reported = []
+    prs = board.submitted_prs(s.views, [row["bounty_id"] for row in page])
     for row in page:
-        bounty = require_bounty(s, row["bounty_id"])
-        if bounty.status is not Status.PR_SUBMITTED:
-            continue
-        merged = [pr for pr in (s.forge.get_pr(sub["pr_url"]) for sub in bounty.submissions.values())
+        merged = [pr for pr in (s.forge.get_pr(url) for url in prs.get(row["bounty_id"], []))
                   if pr is not None and pr.merged]
         if not merged:
             continue
         pr = merged[0]
         settle.mark_merged(s, pr.url, delivery_id=f"forge-reconcile:{pr.merge_sha or pr.head_sha}",
-                           bounty_id=bounty.bounty_id)
-        log.info("bounty %s: %s merged on the forge without a webhook; recorded", bounty.bounty_id, pr.url)
-        reported.append(bounty.bounty_id)
+                           bounty_id=row["bounty_id"])
+        log.info("bounty %s: %s merged on the forge without a webhook; recorded", row["bounty_id"], pr.url)
+        reported.append(row["bounty_id"])
     return reported

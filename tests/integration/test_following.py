@@ -180,14 +180,14 @@ def test_a_newer_board_version_rebuilds_the_board_by_itself(world: World) -> Non
         cur.execute("INSERT INTO bounty_board VALUES ('999', 'x/y', 'h', NULL, 1, 'USDT', 'OPEN', '[]', NULL, NULL, "
                     "1, 's', 0, NULL)")
         cur.execute("UPDATE projection_tracking SET version = 1 WHERE name = 'bounty_board'")
-    later = open_db(w.project, w.database_url)  # the next process, running version 2
+    later = open_db(w.project, w.database_url)  # the next process, running this version (2 or later)
     try:
         assert follow(alice.store, later, BountyBoard()) == head, "rebuilt from the log's beginning"
         assert board.rows(later) == live
         modes = {r["bounty_id"]: r["mode"] for r in board.rows(later)}
         assert modes == {exclusive["bounty"]["bounty_id"]: "exclusive", contest["bounty"]["bounty_id"]: "contest"}
         assert later.query("SELECT position, version FROM projection_tracking WHERE name = 'bounty_board'") == [
-            (head, 2)]
+            (head, BountyBoard.version)]
         assert follow(alice.store, later, BountyBoard()) == 0, "once"
     finally:
         later.close()
@@ -209,9 +209,10 @@ def test_tracking_from_before_versions_keeps_every_position_and_rebuilds_only_wh
         found = dict((n, (p, v)) for n, p, v in later.query("SELECT name, position, version FROM projection_tracking"))
         assert found == {"forge_mirror": (3, None), "loom_annotations": (head, None), "bounty_board": (head, None)}
         assert follow(alice.store, later, AnnotationIndex(alice.store)) == 0, "unchanged: adopted, not rebuilt"
-        assert follow(alice.store, later, BountyBoard()) == head, "version 1 implied: rebuilt for version 2"
+        assert follow(alice.store, later, BountyBoard()) == head, "version 1 implied: rebuilt for this version"
         found = dict((n, (p, v)) for n, p, v in later.query("SELECT name, position, version FROM projection_tracking"))
-        assert found == {"forge_mirror": (3, None), "loom_annotations": (head, 1), "bounty_board": (head, 2)}
+        assert found == {"forge_mirror": (3, None), "loom_annotations": (head, 1),
+                         "bounty_board": (head, BountyBoard.version)}
     finally:
         later.close()
 
