@@ -31,6 +31,7 @@ and passed over, so one bad event never stops a follower.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Protocol
 
 from eventsourcing.application import Application
@@ -177,21 +178,24 @@ class Runner:
             return follow(self.app, self.views, projector, limit, pages=1)
         return self._effects(projector, limit)[0]
 
-    def catch_up(self, projector: Projector, limit: int = PAGE, keep_lease: bool | None = None) -> int:
-        """Apply events until none are left (or, with effects, until a transient failure stops the round).
-        `keep_lease` is ignored: pure projectors take no lease any more (call `follow`)."""
+    def catch_up(self, projector: Projector, limit: int = PAGE, keep_lease: bool | None = None,
+                 budget_s: float | None = None) -> int:
+        """Apply events until none are left (or, with effects, until a transient failure stops the round, or
+        `budget_s` seconds have passed: a backlog of forge calls then goes on next round instead of holding up the
+        round's other steps). `keep_lease` is ignored: pure projectors take no lease any more (call `follow`)."""
         if not projector.has_effects:
             return follow(self.app, self.views, projector, limit)
+        deadline = None if budget_s is None else time.monotonic() + budget_s
         total = 0
         while True:
-            passed, stopped = self._effects(projector, limit)
+            passed, stopped = self._effects(projector, limit, deadline)
             total += passed
-            if stopped or passed == 0:
+            if stopped or passed == 0 or (deadline is not None and time.monotonic() >= deadline):
                 return total
 
-    def _effects(self, projector: Projector, limit: int) -> tuple[int, bool]:
-        """A page of a projector with side effects, under its lease: (events passed, stopped by a transient
-        failure)."""
+    def _effects(self, projector: Projector, limit: int, deadline: float | None = None) -> tuple[int, bool]:
+        """A page of a projector with side effects, under its lease, ended early at `deadline` (monotonic):
+        (events passed, stopped by a transient failure)."""
         if not self.acquire(projector.name):
             return 0, False
         if projector.schema:
@@ -199,6 +203,8 @@ class Runner:
         events = read_log(self.app, self.position(projector.name) + 1, limit)
         passed = 0
         for position, event in events:
+            if passed and deadline is not None and time.monotonic() >= deadline:
+                break  # the rest of the page next round: at least one event a round, so a round always moves
             try:
                 projector.effect(event)
                 with self.views.transaction() as cur:

@@ -34,6 +34,8 @@ REANCHOR_BUDGET = 500  # annotations verified per tick at most (~1 s); a longer 
 RECONCILE_PAGE = 25  # live bounties compared with the chain per tick (a full pass over them, a page at a time)
 STOP_GRACE_S = 10.0  # how long a stop waits for the tick in flight and the close (adapters/shutdown.py)
 MIRROR_BUDGET_S = 10.0  # the mirror's forge retry budget: past it the mirror retries at its next round
+MIRROR_ROUND_S = 5.0  # the mirror's share of a round: a backlog of forge calls (after an outage, at a start) goes
+# on next round instead of holding up payouts, refunds and the "running" line of a start
 
 
 class Worker:
@@ -85,7 +87,7 @@ class Worker:
         done: dict[str, int] = {}
         steps: list[tuple[str, Callable[[], int]]] = [
             ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
-            *((p.name, lambda p=p: self.runner.catch_up(p)) for p in self.projectors),
+            *((p.name, lambda p=p: self.runner.catch_up(p, budget_s=MIRROR_ROUND_S)) for p in self.projectors),
             ("reconciled", self._reconcile_page),
             ("webhook_retries", lambda: len(retry_due(self.s))),
             ("merges_found", lambda: len(self.merge_watch.look(self._resolver_services()))),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
@@ -13,7 +14,7 @@ from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile, reconcile_all, syn
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from projections import board
 from projections.board import BountyBoard
-from projections.runner import Runner, follow
+from projections.runner import Runner, dead_letters, follow
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work
 
@@ -64,6 +65,47 @@ def test_a_lease_keeps_a_second_runner_off_a_projector_with_effects(world: World
     holder.release(mirror.name)
     assert other.run_once(mirror) > 0
     other.release(mirror.name)
+
+
+class SlowEffects:
+    """A projector with effects whose every effect takes 50 ms (a slow forge): what it saw, in order."""
+
+    name, version, has_effects, schema = "slow_effects", 1, True, ""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def effect(self, event: object) -> None:
+        time.sleep(0.05)
+        self.seen.append(f"{event.originator_id}:{event.originator_version}")  # type: ignore[attr-defined]
+
+    def apply(self, event: object, cur: object) -> None:
+        return None
+
+
+def test_a_round_of_effects_ends_at_its_budget_and_the_next_round_goes_on_from_there(world: World) -> None:
+    """The worker gives the mirror a share of each round (`budget_s`): a backlog of slow forge calls goes on next
+    round, every event's effect once and in order, instead of holding up the round's payouts."""
+    w = world
+    w.published()
+    w.published(description="Users can share a list by link")
+    alice = w["alice"]
+    head = alice.store.recorder.max_notification_id()
+    assert head >= 8
+    runner, slow = Runner(alice.store, alice.views, owner="worker-1"), SlowEffects()
+    try:
+        started = time.monotonic()
+        first = runner.catch_up(slow, budget_s=0.12)
+        assert 1 <= first < head and time.monotonic() - started < 1.0
+        rounds = 1
+        while runner.position(slow.name) < head:
+            assert runner.catch_up(slow, budget_s=0.12) >= 1, "a round always moves"
+            rounds += 1
+        assert rounds >= 3 and len(slow.seen) == len(set(slow.seen)) == head
+        assert dead_letters(alice.views) == []
+        assert runner.catch_up(slow, budget_s=0.12) == 0
+    finally:
+        runner.release(slow.name)
 
 
 def test_a_pure_projector_takes_no_lease(world: World) -> None:
