@@ -503,6 +503,9 @@ def serve(factory: Callable[[], Any], secret: bytes, host: str, port: int, on_re
 
     async def startup(sockets: Any = None) -> None:
         await original(sockets)
+        from adapters.process_heap import settle_after_start
+
+        settle_after_start()  # full collections no longer pause every call for 60-90 ms
         bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
         on_ready(bound)
 

@@ -371,4 +371,7 @@ async def serve_stdio(server: MCPServer) -> None:
 
 
 def run_stdio(server: MCPServer) -> None:
+    from adapters.process_heap import settle_after_start
+
+    settle_after_start()  # the server is built: its objects leave the collector's full passes
     anyio.run(serve_stdio, server)

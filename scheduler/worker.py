@@ -211,6 +211,9 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        from adapters.process_heap import settle_after_start
+
+        settle_after_start()  # built and through its first round: those objects leave the collector's passes
         print("code3 worker: running (SIGTERM stops it)", flush=True)
         scheduler.start()
         return 0
