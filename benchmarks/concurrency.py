@@ -2,7 +2,8 @@
 
 One real `code3 serve` (streamable HTTP) on a project seeded with 1 000 bounties (benchmarks/seed_store.py), its
 forge the GitHub stand-in (tests/fakes/github_server.py). 16 clients, each an official MCP SDK client session
-over streamable HTTP, offer 100 calls/s between them for a window of DURATION_S, on a fixed schedule:
+over streamable HTTP, spread over 4 client processes (PROCESSES), offer 100 calls/s between them for a window of
+DURATION_S, on a fixed schedule:
 - `add` (half the calls; a pure tool, answered on the event loop);
 - a board read (three in ten): `server_mcp.accept_best_task` with a minimum no bounty reaches, so it catches the
   board up, reads its best page from the board's database and accepts nothing;
@@ -49,6 +50,8 @@ BOUNTIES = 1000
 CLIENTS = 16
 RATE = 100.0  # calls per second offered, between all clients
 DURATION_S = 20.0
+PROCESSES = 4  # client processes the 16 sessions are spread over (time.time() is their common clock)
+WARM_UP_S = 10.0  # from the mix's start until its first call is due: processes start, open and warm sessions
 SLOW_S = 30.0  # how long the stand-in holds the publish's issue creation (released once the window is over)
 TOKEN = "a-serve-token-for-the-concurrency-bench-0123"
 GITHUB_TOKEN = "bench-github-token"
@@ -195,44 +198,62 @@ class Mix:
         return Mix(kept, self.errors, self.late, min(ends, default=since), max(ends, default=until))
 
 
-async def run_mix(url: str, duration_s: float = DURATION_S, rate: float = RATE, clients: int = CLIENTS) -> Mix:
-    """`clients` sessions offering `rate` calls/s between them for `duration_s` (after one warm-up call of each
-    kind per session, not counted)."""
-    mix = Mix()
+def run_mix(url: str, duration_s: float = DURATION_S, rate: float = RATE, clients: int = CLIENTS,
+            processes: int = PROCESSES) -> Mix:
+    """`clients` sessions offering `rate` calls/s between them for `duration_s`, spread over `processes` client
+    processes (one event loop each, so the clients' own scheduling does not queue behind one loop and inflate
+    what is measured). Every process opens its sessions and warms them up (one call of each kind, not counted)
+    before a common start time; a process not ready by then sends late, and that is counted."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = time.time() + WARM_UP_S
+    groups = [list(range(p, clients, processes)) for p in range(processes)]
+    with ProcessPoolExecutor(len(groups), mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = list(pool.map(_mix_part, [(url, duration_s, rate, clients, group, start) for group in groups]))
+    mix = Mix(started=start)
+    for part in parts:
+        mix.samples += part.samples
+        mix.errors += part.errors
+        mix.late += part.late
+        mix.ended = max(mix.ended, part.ended)
+    mix.samples.sort()
+    return mix
+
+
+def _mix_part(job: tuple[str, float, float, int, list[int], float]) -> Mix:
+    """One client process's share of the schedule: call k of the whole mix is client k % clients's."""
+    url, duration_s, rate, clients, group, start = job
+    return asyncio.run(_clients(url, duration_s, rate, clients, group, start))
+
+
+async def _clients(url: str, duration_s: float, rate: float, clients: int, group: list[int], start: float) -> Mix:
+    mix = Mix(started=start)
     total = int(duration_s * rate)
 
-    async def client(c: int, sessions_ready: asyncio.Event, opened: list[int], start: list[float]) -> None:
+    async def client(c: int) -> None:
         async with session(url) as mcp:
             for kind in KINDS:  # warm-up: the session, the services, the board caught up
                 check_failed = check(kind, await mcp.call_tool(*call_for(kind, c, 0)))
                 if check_failed:
                     mix.errors.append(f"warm-up {check_failed}")
-            opened.append(c)
-            if len(opened) == clients:
-                start.append(time.perf_counter() + 0.2)
-                sessions_ready.set()
-            await sessions_ready.wait()
             for k in range(c, total, clients):
-                due = start[0] + k / rate
-                wait = due - time.perf_counter()
+                due = start + k / rate
+                wait = due - time.time()
                 if wait > 0:
                     await asyncio.sleep(wait)
                 elif wait < -0.010:
                     mix.late += 1
                 kind = kind_of(k)
-                sent = time.perf_counter()
+                sent = time.time()
                 result = await mcp.call_tool(*call_for(kind, c, k + 1))
-                mix.samples.append((sent, kind, (time.perf_counter() - sent) * 1000))
+                mix.samples.append((sent, kind, (time.time() - sent) * 1000))
                 problem = check(kind, result)
                 if problem:
                     mix.errors.append(problem)
 
-    ready, opened, start = asyncio.Event(), [], []
-    tasks = [asyncio.create_task(client(c, ready, opened, start)) for c in range(clients)]
-    await ready.wait()
-    mix.started = start[0]
-    await asyncio.gather(*tasks)
-    mix.ended = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in group))
+    mix.ended = time.time()
     return mix
 
 
@@ -246,9 +267,9 @@ async def with_slow_publish(url: str, github: Any, duration_s: float, rate: floa
 
     async def publish() -> None:
         async with session(url) as mcp:
-            outcome["sent"] = time.perf_counter()
+            outcome["sent"] = time.time()
             result = await mcp.call_tool("spec_mcp.publish_issue_with_metadata", publish_args())
-            outcome["answered"] = time.perf_counter()
+            outcome["answered"] = time.time()
             outcome["error"] = result.content[0].text[:300] if result.is_error else None
 
     publishing = asyncio.create_task(publish())
@@ -257,8 +278,8 @@ async def with_slow_publish(url: str, github: Any, duration_s: float, rate: floa
             await publishing
             raise RuntimeError(f"the publish ended before reaching the slow forge: {outcome}")
         await asyncio.sleep(0.02)
-    outcome["held"] = time.perf_counter()
-    mix = await run_mix(url, duration_s, rate, clients)
+    outcome["held"] = time.time()
+    mix = await asyncio.to_thread(run_mix, url, duration_s, rate, clients)
     hold.release.set()
     await publishing
     outcome["window_calls"] = len(mix.samples)
@@ -301,7 +322,7 @@ def measure(duration_s: float = DURATION_S, database_url: str | None = None, bou
             serve = Serve(project, home, github.api_url, database_url, log_file=root / "serve.log")
             try:
                 log(f"concurrency: baseline mix, {clients} clients, {rate:g} calls/s, {duration_s:g} s ...")
-                baseline = asyncio.run(run_mix(serve.url, duration_s, rate, clients))
+                baseline = run_mix(serve.url, duration_s, rate, clients)
                 log("concurrency: the same mix while a publish waits on the slow forge ...")
                 loaded, publish = asyncio.run(with_slow_publish(serve.url, github, duration_s, rate, clients))
             finally:
