@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -39,17 +40,33 @@ def _postgres_schema() -> tuple[str, str]:
     return POSTGRES_URL, schema
 
 
+@contextlib.contextmanager
+def postgres_schema() -> Iterator[str]:
+    """The URL of a fresh schema of the `test` database (skips when none answers), dropped afterwards."""
+    url, schema = _postgres_schema()
+    try:
+        yield f"{url}?schema={schema}"
+    finally:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
     if request.param == "sqlite":
         yield None
         return
-    url, schema = _postgres_schema()
-    yield f"{url}?schema={schema}"
-    import psycopg
+    with postgres_schema() as url:
+        yield url
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """PostgreSQL only: a fresh schema's URL (tests of what only PostgreSQL has: backends, pools, proxies)."""
+    with postgres_schema() as url:
+        yield url
 
 
 @pytest.fixture(params=["local"])

@@ -7,30 +7,19 @@ connection; a fault of the SQL itself is still raised at once.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
 
-from tests.conftest import _postgres_schema
-
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def database_url() -> Iterator[str]:
-    url, schema = _postgres_schema()
-    yield f"{url}?schema={schema}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 def test_a_backend_terminated_while_tables_are_created_is_replaced_and_the_tables_made(
-        database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from adapters.sql import SqlDb
 
     monkeypatch.setenv("PGAPPNAME", f"code3-test-{uuid.uuid4().hex[:8]}-ensure")
-    db = SqlDb.postgres_url(database_url)
+    db = SqlDb.postgres_url(postgres_url)
     try:
         with db.statement() as cur:  # a sequence is not transactional: it counts the tries a rollback undoes
             cur.execute("CREATE SEQUENCE ensure_attempts")

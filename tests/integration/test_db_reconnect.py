@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -29,7 +28,6 @@ from adapters.keystore import Keystore
 from code3.doctor import diagnose, report
 from code3.settings import Settings
 from code3.wiring import build_services
-from tests.conftest import _postgres_schema
 from tests.e2e.test_protocol_errors import messages
 from tests.e2e.test_worker_flow import COOLING, Project, assert_exactly_once, settled_state, stop, wait_for
 from tests.tools.tcp_proxy import TcpProxy
@@ -39,12 +37,9 @@ MAX_CONNECTIONS = 3  # per process, whatever identities it acts for (README: Run
 
 
 @pytest.fixture
-def database_url() -> Iterator[str]:
-    """A fresh schema of the `test` database (tests/conftest.py's), dropped afterwards."""
-    url, schema = _postgres_schema()
-    yield f"{url}?schema={schema}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+def database_url(postgres_url: str) -> str:
+    """PostgreSQL only (tests/conftest.py's fresh schema): these tests terminate its backends and cut it off."""
+    return postgres_url
 
 
 class PgProject(Project):

@@ -142,18 +142,6 @@ class RoundRobin(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-@pytest.fixture
-def postgres_url() -> Any:
-    import psycopg
-
-    from tests.conftest import _postgres_schema
-
-    url, schema = _postgres_schema()
-    yield f"{url}?schema={schema}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 @pytest.mark.postgres
 def test_stateless_serves_on_one_postgres_schema_answer_a_session_opened_on_another(tmp_path: Path,
                                                                                    postgres_url: str) -> None:

@@ -16,7 +16,7 @@ from adapters.sql import SqlDb
 from benchmarks.web_board import fill_board
 from projections import board
 from projections.board_outcomes import with_outcome
-from tests.conftest import POSTGRES_URL, _postgres_schema
+from tests.conftest import postgres_schema
 
 PAGE = 51
 
@@ -29,15 +29,11 @@ def views(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlDb]:
         yield db
         db.close()
         return
-    url, schema = _postgres_schema()
-    db = SqlDb.postgres_url(f"{url}?schema={schema}")
-    fill_board(db, 20_000)  # with fresh statistics, enough for the planner to choose as it does at 100 000
-    yield db
-    db.close()
-    import psycopg
-
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    with postgres_schema() as url:
+        db = SqlDb.postgres_url(url)
+        fill_board(db, 20_000)  # with fresh statistics, enough for the planner to choose as it does at 100 000
+        yield db
+        db.close()
 
 
 def reads(views: SqlDb) -> dict[str, tuple[str, tuple[Any, ...]]]:
