@@ -31,8 +31,6 @@ def main() -> int:
     deadline = time.monotonic() + 60
     while not Path(go).exists() and time.monotonic() < deadline:
         time.sleep(0.002)
-    from mcp.shared.exceptions import MCPError
-
     if ":" in command:  # "package.module:function": any handler; "{racer}" in the arguments is this racer's id
         module, _, name = command.partition(":")
         handlers[command] = getattr(importlib.import_module(module), name)
@@ -41,7 +39,10 @@ def main() -> int:
         answer = {"ok": handlers[command](services, **json.loads(arguments))}
     except Code3Error as exc:
         answer = {"error": exc.code.value, "message": exc.message}
-    except MCPError as exc:  # CodeNexus answers JSON-RPC errors (seed 002)
+    except Exception as exc:  # CodeNexus answers JSON-RPC errors (seed 002), raised only once the SDK is imported
+        sdk = sys.modules.get("mcp.shared.exceptions")  # not imported here: it costs most of a racer's start
+        if sdk is None or not isinstance(exc, sdk.MCPError):
+            raise
         answer = {"error": exc.error.code, "message": exc.error.message}
     finally:
         services.close()
