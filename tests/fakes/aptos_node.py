@@ -16,7 +16,6 @@ import hashlib
 import json
 import re
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -65,6 +64,10 @@ class AptosNode:
         self.errors: list[str] = []  # the stand-in's own failures (tests assert there are none)
         self.pending_lookups = 0
         self._lock = threading.RLock()
+        self._followed_lock = threading.Lock()
+        self._followed: list[ChainEvent] = []  # the bounty events so far, in chain order (see `_events`)
+        self._streams: dict[str, list[ChainEvent]] = {}  # per event handle field: its events, index = sequence
+        self._events_at: dict[int, list[tuple[ChainEvent, int]]] = {}  # version -> (event, its handle sequence)
         self._funded: set[str] = set()
         self._submitted: dict[str, dict[str, Any]] = {}
         self._pending_left: dict[str, int] = {}
@@ -285,7 +288,16 @@ class AptosNode:
     # transactions committed on the ledger directly (not through HTTP) are seen too.
 
     def _events(self) -> list[ChainEvent]:
-        return self.ledger.events_since(0, limit=-1)
+        """Every bounty event, followed incrementally (the ledger only appends): a node answers a page of a handle
+        or a transaction without reading the whole chain again, as a real one does."""
+        with self._followed_lock:
+            after = self._followed[-1].version if self._followed else 0
+            for ev in self.ledger.events_since(after, limit=-1):
+                field = self.abi.handle_fields[ev.type]
+                self._events_at.setdefault(ev.version, []).append((ev, len(self._streams.setdefault(field, []))))
+                self._streams[field].append(ev)
+                self._followed.append(ev)
+            return self._followed
 
     def _ledger_version(self) -> int:
         return self.ledger.latest_version()
@@ -295,15 +307,14 @@ class AptosNode:
         record = self.ledger.transaction(tx_hash.lower())
         if record is None:
             return None
-        version, before, events = record["version"], Counter[str](), []
-        for ev in self._events():
-            if ev.version == version:
-                if ev.type in _MOVES_FUNDS:
-                    amount = str(ev.data["amount"])
-                    events += [_framework_event("0x1::fungible_asset::Withdraw", {"store": "0xa", "amount": amount}),
-                               _framework_event("0x1::fungible_asset::Deposit", {"store": "0xb", "amount": amount})]
-                events.append(self._handle_event(ev, before[ev.type]))
-            before[ev.type] += 1
+        version, events = record["version"], []
+        self._events()
+        for ev, sequence in self._events_at.get(version, []):
+            if ev.type in _MOVES_FUNDS:
+                amount = str(ev.data["amount"])
+                events += [_framework_event("0x1::fungible_asset::Withdraw", {"store": "0xa", "amount": amount}),
+                           _framework_event("0x1::fungible_asset::Deposit", {"store": "0xb", "amount": amount})]
+            events.append(self._handle_event(ev, sequence))
         events.append(_framework_event("0x1::transaction_fee::FeeStatement", {"total_charge_gas_units": "7"}))
         zero = "0x" + "00" * 32
         return {"version": str(version), "hash": record["hash"], "state_change_hash": zero, "event_root_hash": zero,
@@ -344,9 +355,10 @@ class AptosNode:
         if not ours:
             raise error(404, f"Resource not found by Address({address}), Struct tag({handle})", "resource_not_found")
         start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
-        stream = [ev for ev in self._events() if self.abi.handle_fields[ev.type] == field]
+        self._events()
+        stream = self._streams.get(field, [])[start:start + limit]
         return Reply(200, [{"version": str(ev.version), **self._handle_event(ev, seq)}
-                            for seq, ev in enumerate(stream)][start:start + limit])
+                           for seq, ev in enumerate(stream, start)])
 
     def _view(self, body: bytes, **_: Any) -> Reply:
         request = json.loads(body)
