@@ -207,7 +207,8 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
         def stop(signum: int, _frame: Any) -> None:
             log.info("signal %s: stopping", signum)
             exit_after(STOP_GRACE_S)  # a tick blocked on a silent database or a forge must not hold the stop
-            scheduler.shutdown(wait=False)
+            if scheduler.running:  # a second signal while stopping changes nothing (and is no error)
+                scheduler.shutdown(wait=False)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)

@@ -70,15 +70,21 @@ class Agent:
             asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.reconnects = 0
+        self._stopping = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"agent-{self.name}")
 
     async def stop(self) -> None:
+        """Ends the agent's task after the calls queued before (at most 60 s); how it ended is not the caller's."""
         await self._queue.put(None)
         if self._task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._task, 60)
+            done, _ = await asyncio.wait({self._task}, timeout=60)
+            if not done:
+                self._stopping = True  # this cancellation is ours: `_run` lets it end the task
+                self._task.cancel()
+            elif not self._task.cancelled():
+                self._task.exception()  # retrieved: a task that failed has already failed its calls (`_run`)
 
     async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -90,6 +96,7 @@ class Agent:
     async def _run(self) -> None:
         stack: AsyncExitStack | None = None
         client: Any = None
+        future: asyncio.Future[dict[str, Any]] | None = None
         try:
             while (item := await self._queue.get()) is not None:
                 tool, args, future = item
@@ -101,7 +108,11 @@ class Agent:
                         if client is None:
                             stack, client = await self._connect()
                         result = await asyncio.wait_for(client.call_tool(tool, args), self.call_timeout)
-                    except Exception as exc:  # the connection is gone (a kill, a cut): reconnect and retry
+                    except (Exception, asyncio.CancelledError) as exc:  # the connection is gone (a kill, a cut):
+                        # reconnect and retry. A transport whose own task failed cancels this task through the
+                        # client's task group (CancelledError here); closing the client below ends that scope.
+                        if isinstance(exc, asyncio.CancelledError) and self._stopping:
+                            raise
                         self.stats.record(tool, time.monotonic() - began, f"transport:{type(exc).__name__}")
                         stack, client = await self._close(stack), None
                         if time.monotonic() > deadline:
@@ -127,6 +138,14 @@ class Agent:
                     break
         finally:
             await self._close(stack)
+            # whatever ended this task, no lifecycle waits for ever on a call it will not make
+            pending = [future] if future is not None else []
+            while not self._queue.empty():
+                if (item := self._queue.get_nowait()) is not None:
+                    pending.append(item[2])
+            for waiting in pending:
+                if not waiting.done():
+                    waiting.set_exception(ToolFailed("agent", "stopped", f"agent {self.name} ended"))
 
     async def _connect(self) -> tuple[AsyncExitStack, Any]:
         from mcp import Client, StdioServerParameters
@@ -160,8 +179,10 @@ class Agent:
 
     @staticmethod
     async def _close(stack: AsyncExitStack | None) -> None:
+        """Close a client in this task (anyio's scopes are left where they were entered); its failure, even a
+        cancellation its own task group raised, is the lost connection already being handled."""
         if stack is not None:
-            with contextlib.suppress(Exception):  # in this task: anyio's scopes are left where they were entered
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await stack.aclose()
         return None
 
