@@ -310,12 +310,13 @@ class AptosChain:
                                               for s in subs}})
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
-        events = self._read("read bounty events", self._events.committed)
-        return [e for e in events if e.data.get("bounty_id") == str(bounty_id)]
+        if not str(bounty_id).isdigit() or int(bounty_id) > U64_MAX:
+            return []
+        return self._read("read bounty events", lambda rest: self._events.of_bounty(rest, str(bounty_id)))
 
     def events_since(self, version: int, limit: int = 1000) -> list[ChainEvent]:
         """Ends on a whole transaction, so a follower that resumes after the last version misses nothing."""
-        later = [e for e in self._read("read bounty events", self._events.committed) if e.version > version]
+        later = self._read("read bounty events", lambda rest: self._events.since(rest, version))
         if len(later) > limit > 0:
             last = later[limit - 1].version
             later = [e for e in later if e.version <= last]

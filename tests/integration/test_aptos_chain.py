@@ -200,6 +200,41 @@ def test_events_carry_their_chain_coordinates(chain: AptosChain, node: AptosNode
     assert chain.bounty_events(bounty_id) == history and chain.bounty_events(other)[0].data["issue_hash"] == h("hash-2")
 
 
+def test_a_fresh_client_reads_the_events_after_its_cursor_and_a_bounty_from_its_creation_not_the_whole_chain(
+        chain: AptosChain, node: AptosNode, people: dict[str, Signer]) -> None:
+    """A process that starts (a worker, a serve) follows the chain from its cursor and syncs the bounties it is
+    asked about: it reads handle pages by a logarithmic search and the transactions after the point asked for,
+    never every transaction of the chain; and whatever order the questions come in, the answers are whole."""
+    bob = people["bob"]
+    ids = [created(chain, people, f"old-{k}", amount=10) for k in range(60)]
+    for bounty_id in ids[:40]:
+        ok(chain.accept_bounty(bob, bounty_id))
+    everything = chain.events_since(-1, limit=10_000)
+    assert len(everything) == 100
+    cursor = everything[-1].version
+    late = created(chain, people, "late", amount=10)
+    accept = ok(chain.accept_bounty(bob, late))
+
+    fresh = AptosChain(node.url, MODULE_ADDRESS, asset_metadata=USDT_METADATA)
+    try:
+        node.requests.clear()
+        found = fresh.events_since(cursor)
+        assert [e.type for e in found] == ["BountyCreated", "BountyAccepted"] and found[1] == accept.events[0]
+        assert node.count("GET", "/transactions/by_version/") == 2, "only the transactions after the cursor"
+        assert node.count("GET", "/accounts/") <= 9 * 2 * 8, "logarithmic probes per handle, not every page"
+
+        node.requests.clear()
+        assert [e.type for e in fresh.bounty_events(late)] == ["BountyCreated", "BountyAccepted"]
+        assert node.count("GET", "/transactions/by_version/") == 0, "already read"
+        history = fresh.bounty_events(ids[1])  # an older bounty: the window grows back to its creation
+        assert [e.type for e in history] == ["BountyCreated", "BountyAccepted"] and history == [
+            e for e in everything if e.data["bounty_id"] == ids[1]]
+        assert fresh.events_since(-1, limit=10_000) == [*everything, *found]  # and back to the beginning
+        assert fresh.bounty_events("999") == [] and fresh.bounty_events("x") == []
+    finally:
+        fresh.close()
+
+
 @pytest.mark.parametrize("abort", list(Abort), ids=lambda a: a.name)
 def test_every_move_abort_maps_to_its_error_code(abort: Abort, chain: AptosChain, node: AptosNode,
                                                  people: dict[str, Signer]) -> None:
