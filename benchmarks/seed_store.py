@@ -256,12 +256,15 @@ def _catch_up_views(world: World) -> None:
     last = s.store.recorder.max_notification_id() or 0
     with s.views.transaction() as cur:
         track(cur, "forge_mirror", last)
-    if s.views.postgres:  # a bulk load leaves the planner's statistics stale until autovacuum's next ANALYZE
-        with s.views.transaction() as cur:  # (a store that grew by use has them current): as a real one, then
+    if s.views.postgres:  # a bulk load leaves what autovacuum cleans up in a store that grew by use: stale
+        # statistics, the board's dead row versions (each bounty's row was rewritten by its events; an index scan
+        # then visits 8 times the rows it returns) and no visibility map. Measured on a 40 000-bounty store: an
+        # idle tick 12.3 ms before VACUUM ANALYZE, 5.9 after (as at 1 000); a first worker start 8.5 s, then 73 ms
+        with s.views.statement() as cur:  # autocommit: VACUUM runs outside a transaction
             tables = [r[0] for r in cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
                                                 ).fetchall()]
             for table in tables:
-                cur.execute(f'ANALYZE "{table}"')
+                cur.execute(f'VACUUM ANALYZE "{table}"')
 
 
 def main() -> None:
