@@ -122,7 +122,7 @@ class EventFollower:
         while True:
             page = await self._page(rest, name, window.base + len(window.versions))
             for event in page:
-                if int(event["sequence_number"]) == window.base + len(window.versions):  # a concurrent read took it
+                if int(event["sequence_number"]) == window.base + len(window.versions):  # the page starts there
                     window.versions.append(int(event["version"]))
             if len(page) < PAGE:
                 return

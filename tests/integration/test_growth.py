@@ -216,28 +216,36 @@ def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(
         worker.close()
 
 
+def exclusive_bounties(world: World, txs: Any, name: str, n: int) -> list[str]:
+    """`n` exclusive bounties created by the sponsor's signed transactions straight on the ledger (no handler of
+    this store saw them): their ids."""
+    from domain.contract import DEFAULT_DEADLINE, mode_arg, u64_arg
+
+    ledger, alice = world.ledger, world.sponsor.signer
+    ledger.mint(alice.address, "USDT", 10**9)
+    for k in range(n):
+        txs.add(alice, "create_bounty", {
+            "repo": REPO, "issue_hash": sha256_hex(f"{name} {k}"), "asset": "USDT", "amount": u64_arg("a", 1000),
+            "deadline": u64_arg("d", ledger.now() + DEFAULT_DEADLINE), "mode": mode_arg("exclusive"),
+            "hold_seconds": u64_arg("h", 3600)})
+    return [str(r.events[0].data["bounty_id"]) for r in txs.run()]
+
+
 def test_the_boards_mirror_of_a_bounty_is_the_aggregates_and_the_chains_through_holds_and_withdrawals(
         tmp_path: Path, database_url: str | None) -> None:
     """The worker's rolling pass takes the board's row as the mirror's side (`board.mirror_rows`): it must be
     what the aggregate says (`Bounty.comparable`) and, when nothing is missing, what the chain says."""
     from benchmarks.seed_store import Transactions
     from domain.bounty import Bounty
-    from domain.contract import DEFAULT_DEADLINE, mode_arg, u64_arg
     from mcp_tools.lifecycle.chain_sync import sync_new_events
     from projections.runner import follow
 
     world = open_world(tmp_path / "project", tmp_path / "home", database_url)
     try:
         seed(world, 12)  # contests in every state
-        ledger, alice, bob = world.ledger, world.sponsor.signer, world.worker.signer
-        ledger.mint(alice.address, "USDT", 10**9)
+        ledger, bob = world.ledger, world.worker.signer
         txs = Transactions(ledger)
-        for k in range(4):
-            txs.add(alice, "create_bounty", {
-                "repo": REPO, "issue_hash": sha256_hex(f"hold {k}"), "asset": "USDT", "amount": u64_arg("a", 1000),
-                "deadline": u64_arg("d", ledger.now() + DEFAULT_DEADLINE), "mode": mode_arg("exclusive"),
-                "hold_seconds": u64_arg("h", 3600)})
-        held = [str(r.events[0].data["bounty_id"]) for r in txs.run()]
+        held = exclusive_bounties(world, txs, "hold", 4)
         txs.add(bob, "accept_bounty", {"bounty_id": held[0]})  # held
         txs.add(bob, "accept_bounty", {"bounty_id": held[1]})  # held, then given back
         txs.add(bob, "withdraw_task", {"bounty_id": held[1]})
@@ -270,20 +278,14 @@ def test_chain_sync_catches_up_a_backlog_of_many_pages_in_one_run_and_is_one_rea
     from adapters.tracking import NamedCursor
     from benchmarks.seed_store import Transactions
     from domain.bounty import Bounty
-    from domain.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
+    from domain.contract import Status
     from mcp_tools.lifecycle.chain_sync import CURSOR, PAGE, sync_new_events
 
     world = open_world(tmp_path / "project", tmp_path / "home")
     try:
-        ledger, alice, bob = world.ledger, world.sponsor.signer, world.worker.signer
-        ledger.mint(alice.address, "USDT", 10**9)
+        ledger, bob = world.ledger, world.worker.signer
         txs = Transactions(ledger)  # a wallet elsewhere: signed transactions no handler of this store saw
-        for k in range(40):
-            txs.add(alice, "create_bounty", {
-                "repo": REPO, "issue_hash": sha256_hex(f"backlog {k}"), "asset": "USDT", "amount": u64_arg("a", 1000),
-                "deadline": u64_arg("d", ledger.now() + DEFAULT_DEADLINE), "mode": mode_arg("exclusive"),
-                "hold_seconds": u64_arg("h", 3600)})
-        ids = [str(r.events[0].data["bounty_id"]) for r in txs.run()]
+        ids = exclusive_bounties(world, txs, "backlog", 40)
         for _ in range(20):
             for bounty_id in ids:
                 txs.add(bob, "accept_bounty", {"bounty_id": bounty_id})
