@@ -1,204 +1,145 @@
-"""The bounty contract's rules as pure functions over a bounty's on-chain state.
+"""The bounty contract's rules (v2) as pure functions over a bounty's on-chain state.
 
-The embedded ledger executes exactly these rules; the Move module (`move/sources/bounty.move`) encodes
-the same ones, check for check and in the same order (so the same call aborts with the same code on
-both). Each rule either mutates the state and returns the events the chain emits, or raises
-`ContractAbort` with the abort code the chain would return. Everything the mirror (domain.bounty) and
-the board derive from the chain's rules is defined here once (`status_after_accept`, `mirror_view`).
+The embedded ledger executes exactly these rules; the Move module (`move/sources/bounty.move`) encodes the same
+ones, check for check and in the same order (so the same call aborts with the same code on both). Each rule
+either mutates the state and returns the events the chain emits, or raises `ContractAbort` with the abort code
+the chain would return. What a rule needs from the chain's tables (is this worker an entrant, is this PR settled,
+which address is linked to that forge account, what did this funder put in) is passed in, as the Move module
+reads it from its tables.
+
+Who can move money, and when (the README's Security model says the same):
+- the sponsor cancels before any PR, or when no submitted PR is live after the deadline; never after a merge;
+- a submitted PR keeps the escrow until the resolver has seen it closed unmerged, and at most until
+  `deadline + REFUND_GRACE` (no worker can freeze it longer);
+- the resolver (fixed per bounty at its creation) reports a merge by naming the PR's repository id, number and
+  author's forge id; the winner is the address linked to that forge account, and must have submitted that PR;
+  one merged PR settles one bounty;
+- during cooling the sponsor may dispute (with a reason); the resolver rules pay, refund or a split between the
+  sponsor's side and the winner; an unruled dispute pays the winner after the bounty's dispute period;
+- after cooling anyone triggers the payout, which goes to the winner (or the winner's split among linked
+  accounts); a refund is withdrawn by each funder, their own share.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from enum import IntEnum
 from typing import Any
 
+from domain.contract_terms import (
+    ABORT_CODES,
+    BPS,
+    COMMIT_SHA_DIGITS,
+    DAY,
+    DEFAULT_COOLING_PERIOD,
+    DEFAULT_DEADLINE,
+    DEFAULT_DISPUTE_PERIOD,
+    DISPUTED_LABEL,
+    ISSUE_HASH_DIGITS,
+    MAX_COOLING_PERIOD,
+    MAX_DEADLINE_AHEAD,
+    MAX_DISPUTE_PERIOD,
+    MAX_HOLD_SECONDS,
+    MAX_LOGIN_BYTES,
+    MAX_PAGE,
+    MAX_PR_URL_BYTES,
+    MAX_REASON_BYTES,
+    MAX_REPO_BYTES,
+    MAX_SHARE,
+    MAX_SPLIT,
+    MAX_SUBMISSIONS,
+    REFUND_GRACE,
+    STATUS_LABELS,
+    U64_MAX,
+    Abort,
+    ContractAbort,
+    Mode,
+    Rejection,
+    Status,
+    SubmissionState,
+)
 from domain.errors import Code, Code3Error
 
-U64_MAX = 2**64 - 1
-DAY = 86_400
-DEFAULT_COOLING_PERIOD = 7 * DAY  # seconds: seven days, as in the Code3 design
-MAX_COOLING_PERIOD = 90 * DAY  # bounded at initialize and by set_cooling_period (and > 0)
-DEFAULT_DEADLINE = 30 * DAY  # what a publish that names no deadline gets
-MAX_DEADLINE_AHEAD = 365 * DAY  # a deadline lies in (now, now + this]
-MAX_HOLD_SECONDS = 30 * DAY  # exclusive: 0 < hold_seconds <= this; contest: hold_seconds == 0
-MAX_WORKERS = 64  # contest: accepted workers per bounty (each with at most one submission)
-MAX_REPO_BYTES = 140
-MAX_PR_URL_BYTES = 300
-ISSUE_HASH_DIGITS = 64  # sha256, lowercase hex
-COMMIT_SHA_DIGITS = (40, 64)  # git's sha1 or sha256 object ids, lowercase hex
+__all__ = [
+    "ABORT_CODES", "BPS", "DAY", "DEFAULT_COOLING_PERIOD", "DEFAULT_DEADLINE", "DEFAULT_DISPUTE_PERIOD",
+    "DISPUTED_LABEL", "MAX_COOLING_PERIOD", "MAX_DEADLINE_AHEAD", "MAX_DISPUTE_PERIOD", "MAX_HOLD_SECONDS",
+    "MAX_PAGE", "MAX_SPLIT", "MAX_SUBMISSIONS", "REFUND_GRACE", "STATUS_LABELS", "U64_MAX", "Abort",
+    "BountyState", "ChainConfig", "ContractAbort", "Emitted", "Mode", "Rejection", "Status", "SubmissionState",
+]
+
 _HEX = re.compile(r"[0-9a-f]*")
-
-
-class Status(IntEnum):
-    OPEN = 0
-    STARTED = 1
-    PR_SUBMITTED = 2
-    MERGED = 3
-    COOLING_DOWN = 4
-    PAID = 5
-    CANCELLED = 6
-
-    @property
-    def label(self) -> str:
-        return _LABELS[self]
-
-
-_LABELS = {
-    Status.OPEN: "open",
-    Status.STARTED: "in-progress",
-    Status.PR_SUBMITTED: "in-progress",
-    Status.MERGED: "merged",
-    Status.COOLING_DOWN: "cooling",
-    Status.PAID: "paid",
-    Status.CANCELLED: "cancelled",
-}
-STATUS_LABELS = frozenset(_LABELS.values())
-
-
-class Mode(IntEnum):
-    """How workers take a bounty, chosen at publish (u8 on chain)."""
-
-    EXCLUSIVE = 0  # the first accepted worker holds the task for `hold_seconds`; others are refused meanwhile
-    CONTEST = 1  # several workers; the first merged PR wins
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, value: int) -> Mode:
-        """The chain's u8; anything but 0 or 1 is INVALID_MODE."""
-        if isinstance(value, bool) or int(value) not in cls._value2member_map_:
-            raise ContractAbort(Abort.INVALID_MODE)
-        return cls(int(value))
-
-
-class Abort(IntEnum):
-    """Move abort codes of `code3::bounty`, each mapped to the error code a client sees.
-
-    The module has never been published, so the numbers were free to choose once; from the first
-    publish on they are fixed (the package is immutable).
-    """
-
-    BOUNTY_NOT_FOUND = 1
-    INVALID_STATE = 2
-    NOT_SPONSOR = 3
-    NOT_RESOLVER = 4
-    COOLING = 5
-    NOT_ACCEPTED = 6
-    ISSUE_HASH_EXISTS = 7
-    INSUFFICIENT_BALANCE = 8
-    INVALID_AMOUNT = 9
-    PR_NOT_SUBMITTED = 10
-    SPONSOR_CANNOT_ACCEPT = 11
-    PR_ALREADY_SUBMITTED = 12
-    NOT_ADMIN = 13
-    WRONG_WINNER = 14
-    HELD_BY_OTHER = 15
-    HOLD_EXPIRED = 16
-    PR_URL_TAKEN = 17
-    DEADLINE_NOT_REACHED = 18
-    DISPUTE_WINDOW_CLOSED = 19
-    TOO_MANY_WORKERS = 20
-    INVALID_DEADLINE = 21
-    INVALID_MODE = 22
-    INVALID_HOLD = 23
-    INVALID_COOLING_PERIOD = 24
-    INVALID_REPO = 25
-    INVALID_ISSUE_HASH = 26
-    INVALID_PR_URL = 27
-    INVALID_COMMIT_SHA = 28
-
-
-ABORT_CODES: dict[Abort, tuple[Code, str]] = {
-    Abort.BOUNTY_NOT_FOUND: (Code.NOT_FOUND, "no bounty with that id on chain"),
-    Abort.INVALID_STATE: (Code.INVALID_STATE, "the bounty is not in a state that allows this"),
-    Abort.NOT_SPONSOR: (Code.UNAUTHORIZED, "only the bounty's sponsor may do this"),
-    Abort.NOT_RESOLVER: (Code.UNAUTHORIZED, "only the contract's resolver may report a merge"),
-    Abort.COOLING: (Code.COOLING, "the cooling period has not ended"),
-    Abort.NOT_ACCEPTED: (Code.INVALID_STATE, "the worker has not accepted this bounty"),
-    Abort.ISSUE_HASH_EXISTS: (Code.EXISTS, "this sponsor already has a bounty for this issue hash"),
-    # seed 001 answers balance problems with E_CHAIN_TX_FAILED ("重试/检查 Gas/余额/网络")
-    Abort.INSUFFICIENT_BALANCE: (Code.CHAIN_TX_FAILED, "the sponsor's balance cannot cover the bounty"),
-    Abort.INVALID_AMOUNT: (Code.VALIDATION, "the amount must be a positive integer"),
-    Abort.PR_NOT_SUBMITTED: (Code.NOT_FOUND, "no submission of that PR for this bounty"),
-    Abort.SPONSOR_CANNOT_ACCEPT: (Code.UNAUTHORIZED, "a sponsor cannot accept their own bounty"),
-    Abort.PR_ALREADY_SUBMITTED: (Code.IDEMPOTENT_REJECTED, "this worker already submitted another PR"),
-    Abort.NOT_ADMIN: (Code.UNAUTHORIZED, "only the contract's admin may do this"),
-    Abort.WRONG_WINNER: (Code.PRECONDITION, "the named winner is not the worker who submitted that PR"),
-    Abort.HELD_BY_OTHER: (Code.INVALID_STATE, "another worker holds this task"),
-    Abort.HOLD_EXPIRED: (Code.INVALID_STATE, "the worker's hold on this task has expired"),
-    Abort.PR_URL_TAKEN: (Code.IDEMPOTENT_REJECTED, "another worker already submitted this PR for the bounty"),
-    Abort.DEADLINE_NOT_REACHED: (Code.PRECONDITION, "a PR was submitted: the bounty can be cancelled only after "
-                                                    "its deadline"),
-    Abort.DISPUTE_WINDOW_CLOSED: (Code.PRECONDITION, "the cooling period is over: the payout can no longer be "
-                                                     "disputed"),
-    Abort.TOO_MANY_WORKERS: (Code.INVALID_STATE, f"the bounty already has {MAX_WORKERS} workers"),
-    Abort.INVALID_DEADLINE: (Code.VALIDATION, f"the deadline must lie after now and at most "
-                                              f"{MAX_DEADLINE_AHEAD // DAY} days ahead"),
-    Abort.INVALID_MODE: (Code.VALIDATION, "the mode must be exclusive (0) or contest (1)"),
-    Abort.INVALID_HOLD: (Code.VALIDATION, f"an exclusive bounty holds a task for 1 s to {MAX_HOLD_SECONDS // DAY} "
-                                          "days; a contest takes no hold time"),
-    Abort.INVALID_COOLING_PERIOD: (Code.VALIDATION, f"the cooling period must be 1 s to {MAX_COOLING_PERIOD // DAY} "
-                                                    "days"),
-    Abort.INVALID_REPO: (Code.VALIDATION, f"the repository must be 1 to {MAX_REPO_BYTES} bytes"),
-    Abort.INVALID_ISSUE_HASH: (Code.VALIDATION, f"the issue hash must be {ISSUE_HASH_DIGITS} lowercase hex digits"),
-    Abort.INVALID_PR_URL: (Code.VALIDATION, f"the PR URL must be 1 to {MAX_PR_URL_BYTES} bytes"),
-    Abort.INVALID_COMMIT_SHA: (Code.VALIDATION, "the commit must be a full 40- or 64-digit lowercase hex id"),
-}
-
-
-class ContractAbort(Exception):
-    def __init__(self, abort: Abort) -> None:
-        super().__init__(f"Move abort {int(abort)} ({abort.name})")
-        self.abort = abort
+LIVE_STATES = (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED)  # before a merge: fundable, cancellable
+Emitted = list[tuple[str, dict[str, Any]]]
 
 
 @dataclass
 class ChainConfig:
-    """The registry's settings: who administers, who reports merges, what is escrowed, the cooling period."""
+    """The registry: who administers, who resolves new bounties, what is escrowed, and the periods new bounties
+    get (a bounty keeps the resolver and periods it was created with)."""
 
     admin: str | None
     resolver: str | None
     asset: str
     escrow: str
     cooling_period: int
+    dispute_period: int = DEFAULT_DISPUTE_PERIOD
 
 
 @dataclass(kw_only=True)
 class BountyState:
-    """A bounty as the contract stores it (field order = the Move struct's, as the ABI test checks)."""
+    """A bounty as the contract stores it (field order = the Move struct's, as the ABI test checks).
+
+    `submissions`: worker → {pr_url, commit_sha, submitted_at, state}, in submission order; `dispute`:
+    {by, reason, opened_at, rule_by} while one is open; `split`: {recipients, shares} once the winner set one.
+    Contest entrants live in a table beside the bounty (any number may accept); `entrants` counts them.
+    `resolver` None: an embedded ledger's bounty created before a resolver was recorded, which takes the
+    registry's resolver at its first resolver-only step (a Move bounty always has one)."""
 
     bounty_id: str
     sponsor: str
+    resolver: str | None = None
     repo: str
+    repo_id: int = 0
     issue_hash: str
     asset: str
     amount: int
+    pool: int = 0
+    funders: int = 0
     created_at: int
     cooling_period: int = DEFAULT_COOLING_PERIOD
+    dispute_period: int = DEFAULT_DISPUTE_PERIOD
     deadline: int
     mode: Mode = Mode.CONTEST
     hold_seconds: int = 0
     status: Status = Status.OPEN
-    workers: list[str] = field(default_factory=list)
+    entrants: int = 0
     holder: str | None = None
     hold_until: int | None = None
-    submissions: dict[str, dict[str, str]] = field(default_factory=dict)
+    submissions: dict[str, dict[str, Any]] = field(default_factory=dict)
     winner: str | None = None
     merged_pr: str | None = None
+    merged_pr_number: int | None = None
     merged_at: int | None = None
     cooling_until: int | None = None
+    dispute: dict[str, Any] | None = None
+    split: dict[str, Any] | None = None
+    refund_total: int = 0
+    refunded: int = 0
+    last_closed_at: int = 0
 
     def comparable(self) -> dict[str, Any]:
         """What a mirror of this bounty must agree with (the mirror's side is `Bounty.comparable`)."""
-        return mirror_view(self.status, self.workers, self.winner, self.cooling_until, self.holder, self.hold_until)
+        return mirror_view(self.status, self.entrants, self.winner, self.cooling_until, self.holder,
+                           self.hold_until, live_workers(self.submissions),
+                           self.dispute["by"] if self.dispute else None, self.pool)
 
     def held_by_other(self, worker: str, now: int) -> bool:
         """Exclusive: another worker's hold is running (accepting now aborts HELD_BY_OTHER)."""
-        return self.mode is Mode.EXCLUSIVE and _holds(self.holder, self.hold_until, now) and self.holder != worker
+        return self.mode is Mode.EXCLUSIVE and _holds(self, now) and self.holder != worker
+
+    def submitter_of(self, pr_url: str) -> list[str]:
+        """The workers with a live submission of this PR URL (several may name one PR; only its author can win)."""
+        return [w for w, s in self.submissions.items() if s["pr_url"] == pr_url and s["state"] == SubmissionState.LIVE]
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -207,18 +148,39 @@ class BountyState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BountyState:
-        """The stored form; a bounty stored before modes and deadlines existed reads as a contest with the
-        default deadline (what it would get if it were published now)."""
+        """The stored form. A bounty stored by the v1 contract reads with v2's defaults: a contest when it had no
+        mode, the default deadline, its amount as its pool from one funder (its sponsor), the default dispute
+        period, live submissions, no resolver yet (it takes the registry's at its first resolver-only step), and
+        its accepted workers counted as entrants."""
         values = {**data, "status": Status(data["status"]), "mode": Mode(data.get("mode", Mode.CONTEST))}
         values.setdefault("deadline", int(data["created_at"]) + DEFAULT_DEADLINE)
+        if "workers" in values:
+            values["entrants"] = len(values.pop("workers"))
+            values.setdefault("pool", int(data["amount"]))
+            values.setdefault("funders", 1)
+            values["submissions"] = {w: {"pr_url": s["pr_url"], "commit_sha": s["commit_sha"],
+                                         "submitted_at": int(s.get("submitted_at", data["created_at"])),
+                                         "state": int(s.get("state", SubmissionState.LIVE))}
+                                     for w, s in data.get("submissions", {}).items()}
         return cls(**values)
 
 
-def mirror_view(status: Status | int, workers: list[str], winner: str | None, cooling_until: int | None,
-                holder: str | None, hold_until: int | None) -> dict[str, Any]:
+def live_workers(submissions: dict[str, dict[str, Any]]) -> list[str]:
+    return sorted(w for w, s in submissions.items() if s["state"] == SubmissionState.LIVE)
+
+
+def mirror_view(status: Status | int, entrants: int, winner: str | None, cooling_until: int | None,
+                holder: str | None, hold_until: int | None, live: list[str], disputed_by: str | None,
+                pool: int) -> dict[str, Any]:
     """The part of a bounty that both the chain and its mirror hold, in the chain's terms (one definition)."""
-    return {"status": int(status), "workers": sorted(workers), "winner": winner, "cooling_until": cooling_until,
-            "holder": holder, "hold_until": hold_until}
+    return {"status": int(status), "entrants": entrants, "winner": winner, "cooling_until": cooling_until,
+            "holder": holder, "hold_until": hold_until, "live": sorted(live), "disputed_by": disputed_by,
+            "pool": pool}
+
+
+def state_label(status: Status, disputed: bool) -> str:
+    """The issue label for a bounty's state; an open dispute shows as `disputed`."""
+    return DISPUTED_LABEL if disputed else status.label
 
 
 def status_after_accept(status: Status) -> Status:
@@ -226,16 +188,33 @@ def status_after_accept(status: Status) -> Status:
     return Status.STARTED if status is Status.OPEN else status
 
 
-def status_after_withdraw(status: Status, workers_left: list[str]) -> Status:
+def status_after_withdraw(status: Status, entrants_left: int) -> Status:
     """The last worker to give the task back (before any PR) reopens it."""
-    return Status.OPEN if status is Status.STARTED and not workers_left else status
+    return Status.OPEN if status is Status.STARTED and entrants_left == 0 else status
 
 
-def _holds(holder: str | None, hold_until: int | None, now: int) -> bool:
-    return holder is not None and hold_until is not None and now < hold_until
+def split_amounts(total: int, shares: list[int]) -> list[int]:
+    """`total` divided by relative shares, each rounded down; the remainder goes to the first named."""
+    whole = sum(shares)
+    amounts = [total * share // whole for share in shares]
+    amounts[0] += total - sum(amounts)
+    return amounts
 
 
-Emitted = list[tuple[str, dict[str, Any]]]
+def refund_share(state: BountyState, contribution: int) -> int:
+    """A funder's part of the refund: their contribution's share of it, rounded down; the last funder to withdraw
+    takes what is left, so the funders' withdrawals add up to the refund exactly."""
+    if state.funders == 1:
+        return state.refund_total - state.refunded
+    return contribution * state.refund_total // state.pool
+
+
+def _holds(state: BountyState, now: int) -> bool:
+    return state.holder is not None and state.hold_until is not None and now < state.hold_until
+
+
+def _live(state: BountyState) -> bool:
+    return any(s["state"] == SubmissionState.LIVE for s in state.submissions.values())
 
 
 # --- what a transaction can carry: a value outside its Move type cannot even be encoded -------------
@@ -256,6 +235,13 @@ def mode_arg(mode: str | int) -> int:
     elif not isinstance(mode, bool) and isinstance(mode, int) and 0 <= mode <= 255:
         return mode
     raise Code3Error(Code.VALIDATION, f"unknown bounty mode {mode!r}", "use exclusive or contest")
+
+
+def parse_mode(value: int) -> Mode:
+    """The chain's u8; anything but 0 or 1 is INVALID_MODE."""
+    if isinstance(value, bool) or int(value) not in Mode._value2member_map_:
+        raise ContractAbort(Abort.INVALID_MODE)
+    return Mode(int(value))
 
 
 # --- argument checks, shared with the adapters (which refuse before signing what would abort) ---------
@@ -285,21 +271,39 @@ def check_cooling_period(seconds: int) -> None:
         raise ContractAbort(Abort.INVALID_COOLING_PERIOD)
 
 
+def check_dispute_period(seconds: int) -> None:
+    if not 0 < seconds <= MAX_DISPUTE_PERIOD:
+        raise ContractAbort(Abort.INVALID_DISPUTE_PERIOD)
+
+
+def check_reason(reason: str) -> None:
+    if not 0 < len(reason.encode()) <= MAX_REASON_BYTES:
+        raise ContractAbort(Abort.INVALID_REASON)
+
+
 def check_terms(deadline: int, mode: int, hold_seconds: int, now: int) -> Mode:
     if not now < deadline <= now + MAX_DEADLINE_AHEAD:
         raise ContractAbort(Abort.INVALID_DEADLINE)
-    chosen = Mode.parse(mode)
+    chosen = parse_mode(mode)
     limit = (1, MAX_HOLD_SECONDS) if chosen is Mode.EXCLUSIVE else (0, 0)
     if not limit[0] <= hold_seconds <= limit[1]:
         raise ContractAbort(Abort.INVALID_HOLD)
     return chosen
 
 
+def check_split(recipients: list[str], shares: list[int]) -> None:
+    if not 0 < len(recipients) <= MAX_SPLIT or len(shares) != len(recipients):
+        raise ContractAbort(Abort.INVALID_SPLIT)
+    if len(set(recipients)) != len(recipients) or any(not 0 < share <= MAX_SHARE for share in shares):
+        raise ContractAbort(Abort.INVALID_SPLIT)
+
+
 # --- the registry (admin) -------------------------------------------------------------------------
 
-def initialize(cooling_period: int) -> None:
+def initialize(cooling_period: int, dispute_period: int) -> None:
     """What `initialize` checks of its arguments (the publisher check is the chain's own)."""
     check_cooling_period(cooling_period)
+    check_dispute_period(dispute_period)
 
 
 def set_cooling_period(config: ChainConfig, signer: str, seconds: int) -> None:
@@ -310,17 +314,44 @@ def set_cooling_period(config: ChainConfig, signer: str, seconds: int) -> None:
     config.cooling_period = seconds
 
 
+def set_dispute_period(config: ChainConfig, signer: str, seconds: int) -> None:
+    """For bounties created from now on."""
+    if signer != config.admin:
+        raise ContractAbort(Abort.NOT_ADMIN)
+    check_dispute_period(seconds)
+    config.dispute_period = seconds
+
+
 def set_resolver(config: ChainConfig, signer: str, resolver: str) -> None:
+    """For bounties created from now on: a bounty keeps the resolver it was created with (no arbiter is swapped
+    in the middle of a dispute)."""
     if signer != config.admin:
         raise ContractAbort(Abort.NOT_ADMIN)
     config.resolver = resolver
 
 
+# --- identity links -------------------------------------------------------------------------------
+
+def link(signer: str, forge_user_id: int, login: str, account: str, proof_ok: bool) -> Emitted:
+    """`signer` (a resolver) records that the forge account `forge_user_id` (shown as `login`) is `account`.
+    `proof_ok`: the statement `domain.links.link_message(forge_user_id, account)` is signed by a key that
+    authenticates `account` (checked by the chain itself, so no resolver links an address without its key).
+    That the forge account published the statement is what the resolver checked on the forge. Links are kept
+    per resolver: a bounty consults only its own resolver's."""
+    if forge_user_id <= 0 or not 0 < len(login.encode()) <= MAX_LOGIN_BYTES:
+        raise ContractAbort(Abort.INVALID_LINK)
+    if not proof_ok:
+        raise ContractAbort(Abort.INVALID_SIGNATURE)
+    return [("AccountLinked", {"resolver": signer, "forge_user_id": forge_user_id, "login": login,
+                               "account": account})]
+
+
 # --- the bounty's rules ---------------------------------------------------------------------------
 
 def create(state: BountyState, sponsor_balance: int, now: int, issue_hash_taken: bool) -> Emitted:
-    """`issue_hash_taken`: this sponsor already has a bounty under this hash (hashes are keyed by sponsor,
-    so nobody can squat another sponsor's hash)."""
+    """`issue_hash_taken`: this sponsor already has a bounty under this hash (hashes are keyed by sponsor, so
+    nobody can squat another sponsor's hash). `repo_id` 0: the resolver compares the repository by the id the
+    forge gives its name when a merge is reported."""
     check_repo(state.repo)
     check_issue_hash(state.issue_hash)
     if state.amount <= 0:
@@ -330,138 +361,327 @@ def create(state: BountyState, sponsor_balance: int, now: int, issue_hash_taken:
         raise ContractAbort(Abort.ISSUE_HASH_EXISTS)
     if sponsor_balance < state.amount:
         raise ContractAbort(Abort.INSUFFICIENT_BALANCE)
+    state.pool, state.funders = state.amount, 1
     return [("BountyCreated", {
-        "bounty_id": state.bounty_id, "sponsor": state.sponsor, "repo": state.repo,
-        "issue_hash": state.issue_hash, "asset": state.asset, "amount": state.amount,
-        "cooling_period": state.cooling_period, "created_at": state.created_at, "deadline": state.deadline,
-        "mode": int(state.mode), "hold_seconds": state.hold_seconds,
+        "bounty_id": state.bounty_id, "sponsor": state.sponsor, "resolver": state.resolver or "",
+        "repo": state.repo, "repo_id": state.repo_id, "issue_hash": state.issue_hash, "asset": state.asset,
+        "amount": state.amount, "cooling_period": state.cooling_period, "dispute_period": state.dispute_period,
+        "created_at": state.created_at, "deadline": state.deadline, "mode": int(state.mode),
+        "hold_seconds": state.hold_seconds,
     })]
 
 
-def accept(state: BountyState, worker: str, now: int) -> Emitted:
-    """Exclusive: the worker becomes the holder unless another's hold runs (a running hold's holder
-    accepting again changes nothing; an expired one renews it). Contest: the worker joins."""
+def fund(state: BountyState, funder: str, amount: int, nonce_used: bool, balance: int, first: bool,
+         nonce: int) -> Emitted:
+    """Anyone adds to the pool before a merge; `nonce` (unique per funder) makes a re-signed transaction unable to
+    fund twice; `first`: this funder had no contribution yet."""
+    if amount <= 0:
+        raise ContractAbort(Abort.INVALID_AMOUNT)
+    if nonce_used:
+        raise ContractAbort(Abort.NONCE_USED)
+    if state.status not in LIVE_STATES:
+        raise ContractAbort(Abort.INVALID_STATE)
+    if balance < amount:
+        raise ContractAbort(Abort.INSUFFICIENT_BALANCE)
+    state.pool += amount
+    if first:
+        state.funders += 1
+    return [("BountyFunded", {"bounty_id": state.bounty_id, "funder": funder, "amount": amount, "pool": state.pool,
+                              "nonce": nonce})]
+
+
+def accept(state: BountyState, worker: str, now: int, entered: bool) -> Emitted:
+    """Exclusive: the worker becomes the holder unless another's hold runs (a running hold's holder accepting
+    again changes nothing; an expired one renews it). Contest: the worker enters (`entered`: already in); no cap,
+    so no crowd of throw-away accounts can lock an honest worker out."""
     if worker == state.sponsor:
         raise ContractAbort(Abort.SPONSOR_CANNOT_ACCEPT)
     exclusive = state.mode is Mode.EXCLUSIVE
-    allowed = (Status.OPEN, Status.STARTED) if exclusive else (Status.OPEN, Status.STARTED, Status.PR_SUBMITTED)
+    allowed = (Status.OPEN, Status.STARTED) if exclusive else LIVE_STATES
     if state.status not in allowed:
         raise ContractAbort(Abort.INVALID_STATE)
+    hold_until = 0
     if exclusive:
-        if _holds(state.holder, state.hold_until, now):
+        if _holds(state, now):
             if state.holder == worker:
                 return []
             raise ContractAbort(Abort.HELD_BY_OTHER)
-        state.holder, state.hold_until, state.workers = worker, now + state.hold_seconds, [worker]
+        hold_until = now + state.hold_seconds
+        state.holder, state.hold_until, state.entrants = worker, hold_until, 1
     else:
-        if worker in state.workers:
+        if entered:
             return []
-        if len(state.workers) >= MAX_WORKERS:
-            raise ContractAbort(Abort.TOO_MANY_WORKERS)
-        state.workers.append(worker)
+        state.entrants += 1
     state.status = status_after_accept(state.status)
-    return [("BountyAccepted", {"bounty_id": state.bounty_id, "worker": worker,
-                                "hold_until": state.hold_until if exclusive else 0})]
+    return [("BountyAccepted", {"bounty_id": state.bounty_id, "worker": worker, "hold_until": hold_until})]
 
 
-def withdraw(state: BountyState, worker: str) -> Emitted:
-    """A worker gives the task back (exclusive: releases the hold; contest: leaves) before submitting a PR."""
+def withdraw(state: BountyState, worker: str, entered: bool) -> Emitted:
+    """A worker gives the task back (exclusive: releases the hold; contest: leaves) while no PR of theirs is live."""
     if state.status not in (Status.STARTED, Status.PR_SUBMITTED):
         raise ContractAbort(Abort.INVALID_STATE)
-    if worker not in state.workers:
+    accepted = state.holder == worker if state.mode is Mode.EXCLUSIVE else entered
+    if not accepted:
         raise ContractAbort(Abort.NOT_ACCEPTED)
-    if worker in state.submissions:
+    mine = state.submissions.get(worker)
+    if mine is not None and mine["state"] == SubmissionState.LIVE:
         raise ContractAbort(Abort.INVALID_STATE)
-    state.workers.remove(worker)
-    if state.holder == worker:
+    if state.mode is Mode.EXCLUSIVE:
         state.holder, state.hold_until = None, None
-    state.status = status_after_withdraw(state.status, state.workers)
+    state.entrants -= 1
+    state.status = status_after_withdraw(state.status, state.entrants)
     return [("TaskWithdrawn", {"bounty_id": state.bounty_id, "worker": worker})]
 
 
-def submit_pr(state: BountyState, worker: str, pr_url: str, commit_sha: str, now: int) -> Emitted:
-    """One PR per worker, a PR URL per bounty belongs to its first submitter; exclusive: the holder only,
-    while the hold runs. Submitting the same PR again changes nothing."""
+def submit_pr(state: BountyState, worker: str, pr_url: str, commit_sha: str, now: int, entered: bool) -> Emitted:
+    """One live PR per worker; several workers may name the same PR (only its linked author can win, so a
+    front-runner locks nobody out); exclusive: the holder only, while the hold runs. The same PR again changes
+    nothing; a worker whose PR was closed may submit another."""
     check_pr_url(pr_url)
     check_commit_sha(commit_sha)
     if state.status not in (Status.STARTED, Status.PR_SUBMITTED):
         raise ContractAbort(Abort.INVALID_STATE)
     previous = state.submissions.get(worker)
-    if previous is not None:
+    if previous is not None and previous["state"] == SubmissionState.LIVE:
         if previous["pr_url"] == pr_url:
             return []
         raise ContractAbort(Abort.PR_ALREADY_SUBMITTED)
-    if worker not in state.workers:
+    accepted = state.holder == worker if state.mode is Mode.EXCLUSIVE else entered
+    if not accepted:
         raise ContractAbort(Abort.NOT_ACCEPTED)
-    if state.mode is Mode.EXCLUSIVE and not _holds(state.holder, state.hold_until, now):
+    if state.mode is Mode.EXCLUSIVE and not _holds(state, now):
         raise ContractAbort(Abort.HOLD_EXPIRED)
-    if submitter_of(state, pr_url) is not None:
-        raise ContractAbort(Abort.PR_URL_TAKEN)
-    state.submissions[worker] = {"pr_url": pr_url, "commit_sha": commit_sha}
+    if previous is None and len(state.submissions) >= MAX_SUBMISSIONS:
+        raise ContractAbort(Abort.TOO_MANY_SUBMISSIONS)
+    state.submissions[worker] = {"pr_url": pr_url, "commit_sha": commit_sha, "submitted_at": now,
+                                 "state": int(SubmissionState.LIVE)}
     state.status = Status.PR_SUBMITTED
     return [("PRSubmitted", {
         "bounty_id": state.bounty_id, "worker": worker, "pr_url": pr_url, "commit_sha": commit_sha,
     })]
 
 
-def submitter_of(state: BountyState, pr_url: str) -> str | None:
-    return next((w for w, s in state.submissions.items() if s["pr_url"] == pr_url), None)
+def reject_submission(state: BountyState, signer: str, worker: str, reason: int, now: int) -> Emitted:
+    """The resolver, having looked at the forge, rejects a live submission: junk (not a PR of the repository, the
+    wrong base, not the submitter's own PR, settled elsewhere) is removed and blocks nothing; a PR closed
+    unmerged is kept as CLOSED, so its worker may still dispute during the grace that follows."""
+    if signer != state.resolver:
+        raise ContractAbort(Abort.NOT_RESOLVER)
+    if reason not in Rejection._value2member_map_:
+        raise ContractAbort(Abort.INVALID_REASON)
+    if state.status not in (Status.STARTED, Status.PR_SUBMITTED):
+        raise ContractAbort(Abort.INVALID_STATE)
+    mine = state.submissions.get(worker)
+    if mine is None or mine["state"] != SubmissionState.LIVE:
+        raise ContractAbort(Abort.PR_NOT_SUBMITTED)
+    pr_url = mine["pr_url"]
+    if reason == Rejection.CLOSED:
+        mine["state"] = int(SubmissionState.CLOSED)
+        state.last_closed_at = now
+    else:
+        del state.submissions[worker]
+    if not _live(state):
+        state.status = Status.STARTED
+    return [("SubmissionRejected", {"bounty_id": state.bounty_id, "worker": worker, "pr_url": pr_url,
+                                    "reason": reason})]
 
 
-def mark_merged(state: BountyState, signer: str, resolver: str | None, pr_url: str, winner: str,
-                now: int) -> Emitted:
-    """The resolver reports a merged PR naming its author (checked off chain against the forge): the
-    winner must be that PR's submitter. The first report wins and the cooling period starts."""
-    if resolver is None or signer != resolver:
+def mark_merged(state: BountyState, signer: str, pr_url: str, author_id: int, repo_id: int, pr_number: int,
+                now: int, winner: str | None, settled: bool) -> Emitted:
+    """The resolver reports that PR `pr_number` of repository `repo_id` merged, written by forge user `author_id`;
+    `winner`: the address linked to that forge user under this bounty's resolver (None: not linked), who must
+    have a live submission of `pr_url`; `settled`: that PR already settled a bounty. The cooling period starts;
+    a worker's open dispute ends with the merge."""
+    if signer != state.resolver:
         raise ContractAbort(Abort.NOT_RESOLVER)
     if state.status is not Status.PR_SUBMITTED:
         raise ContractAbort(Abort.INVALID_STATE)
-    submitter = submitter_of(state, pr_url)
-    if submitter is None:
+    if repo_id == 0 or (state.repo_id != 0 and repo_id != state.repo_id):
+        raise ContractAbort(Abort.WRONG_REPO)
+    if pr_number == 0:
+        raise ContractAbort(Abort.INVALID_PR_URL)
+    if winner is None:
+        raise ContractAbort(Abort.NOT_LINKED)
+    mine = state.submissions.get(winner)
+    if mine is None or mine["state"] != SubmissionState.LIVE or mine["pr_url"] != pr_url:
         raise ContractAbort(Abort.PR_NOT_SUBMITTED)
-    if submitter != winner:
-        raise ContractAbort(Abort.WRONG_WINNER)
+    if settled:
+        raise ContractAbort(Abort.PR_ALREADY_SETTLED)
     # cooling_period <= 90 days and the clock is bounded (see LocalLedger.advance): no u64 overflow
-    state.winner, state.merged_pr, state.merged_at = winner, pr_url, now
+    state.winner, state.merged_pr, state.merged_pr_number, state.merged_at = winner, pr_url, pr_number, now
     state.cooling_until = now + state.cooling_period
+    state.dispute = None
     state.status = Status.COOLING_DOWN
     return [
-        ("BountyMerged", {"bounty_id": state.bounty_id, "winner": winner, "pr_url": pr_url, "merged_at": now}),
+        ("BountyMerged", {"bounty_id": state.bounty_id, "winner": winner, "pr_url": pr_url, "merged_at": now,
+                          "author_id": author_id, "repo_id": repo_id, "pr_number": pr_number}),
         ("CoolingStarted", {"bounty_id": state.bounty_id, "cooling_until": state.cooling_until}),
     ]
 
 
+def set_split(state: BountyState, signer: str, recipients: list[str], shares: list[int], linked: list[bool]
+              ) -> Emitted:
+    """During cooling the winner divides the payout among linked accounts (co-authors) by relative shares;
+    `linked[i]`: recipient i is linked under this bounty's resolver. Setting it again replaces it."""
+    if state.status is not Status.COOLING_DOWN:
+        raise ContractAbort(Abort.INVALID_STATE)
+    if signer != state.winner:
+        raise ContractAbort(Abort.NOT_WINNER)
+    check_split(recipients, shares)
+    if not all(linked):
+        raise ContractAbort(Abort.NOT_LINKED)
+    state.split = {"recipients": list(recipients), "shares": list(shares)}
+    return [("SplitSet", {"bounty_id": state.bounty_id, "recipients": list(recipients), "shares": list(shares)})]
+
+
+def _payout(state: BountyState, to: str, amount: int, now: int) -> tuple[str, dict[str, Any]]:
+    """The payment of `amount` to `to`, through the winner's split when `to` is the winner who set one."""
+    if state.split is not None and to == state.winner:
+        recipients = list(state.split["recipients"])
+        amounts = split_amounts(amount, list(state.split["shares"]))
+    else:
+        recipients, amounts = [to], [amount]
+    return ("BountyPaid", {"bounty_id": state.bounty_id, "winner": to, "asset": state.asset, "amount": amount,
+                           "paid_at": now, "recipients": recipients, "amounts": amounts})
+
+
 def claim_payout(state: BountyState, now: int) -> Emitted:
-    """Once cooling is over anyone may trigger the payout (a scheduler needs no winner's key); the escrow
-    always goes to the winner."""
+    """Once cooling is over, and any dispute's time to be ruled with it, anyone may trigger the payout (a scheduler
+    needs no winner's key); the pool always goes to the winner (or the winner's split)."""
     if state.status is not Status.COOLING_DOWN:
         raise ContractAbort(Abort.INVALID_STATE)
     assert state.cooling_until is not None and state.winner is not None
     if now < state.cooling_until:
         raise ContractAbort(Abort.COOLING)
-    state.status = Status.PAID
-    return [("BountyPaid", {
-        "bounty_id": state.bounty_id, "winner": state.winner, "asset": state.asset, "amount": state.amount,
-        "paid_at": now,
-    })]
+    if state.dispute is not None and now < state.dispute["rule_by"]:
+        raise ContractAbort(Abort.DISPUTED)
+    state.status, state.dispute = Status.PAID, None
+    return [_payout(state, state.winner, state.pool, now)]
 
 
-def cancel(state: BountyState, signer: str, now: int) -> Emitted:
-    """The sponsor takes the escrow back: before any PR at any time; with a submitted PR only after the
-    deadline (no worker can freeze escrow); during cooling only before `cooling_until` (a dispute)."""
+def cancel(state: BountyState, signer: str, now: int, contribution: int) -> Emitted:
+    """The sponsor ends an unmerged bounty and takes their own share of the pool back at once (each other funder
+    withdraws theirs). Before any live PR: at any time. With a live PR: not before the deadline, and after it
+    only once the resolver has seen every submitted PR closed unmerged, or `deadline + REFUND_GRACE` has passed.
+    A PR closed unmerged, or a worker's dispute, also holds the refund for the grace (never past the deadline's).
+    After a merge there is no cancel: the sponsor disputes instead."""
     if signer != state.sponsor:
         raise ContractAbort(Abort.NOT_SPONSOR)
-    if state.status is Status.PR_SUBMITTED:
-        if now < state.deadline:
-            raise ContractAbort(Abort.DEADLINE_NOT_REACHED)
-    elif state.status is Status.COOLING_DOWN:
+    if state.status not in LIVE_STATES:
+        raise ContractAbort(Abort.INVALID_STATE)
+    if now < state.deadline + REFUND_GRACE:
+        if _live(state):
+            if now < state.deadline:
+                raise ContractAbort(Abort.DEADLINE_NOT_REACHED)
+            raise ContractAbort(Abort.SUBMISSION_LIVE)
+        if state.dispute is not None:
+            raise ContractAbort(Abort.DISPUTED)
+        if state.last_closed_at != 0 and now < state.last_closed_at + REFUND_GRACE:
+            raise ContractAbort(Abort.CLOSED_RECENTLY)
+    state.status, state.dispute, state.refund_total = Status.CANCELLED, None, state.pool
+    return [("BountyCancelled", {"bounty_id": state.bounty_id, "refund_to": state.sponsor, "amount": state.pool,
+                                 "disputed": False}),
+            *_withdraw_refund(state, signer, contribution)]
+
+
+def withdraw_refund(state: BountyState, funder: str, contribution: int) -> Emitted:
+    """A funder of a refunded bounty takes their share (`contribution`: what they put in and have not withdrawn;
+    no loop over funders, so no crowd of small funders can block a refund)."""
+    if state.refund_total == 0:
+        raise ContractAbort(Abort.NO_REFUND)
+    if contribution == 0:
+        raise ContractAbort(Abort.NO_REFUND)
+    return _withdraw_refund(state, funder, contribution)
+
+
+def _withdraw_refund(state: BountyState, funder: str, contribution: int) -> Emitted:
+    if contribution == 0:
+        return []
+    share = refund_share(state, contribution)
+    state.refunded += share
+    state.funders -= 1
+    return [("RefundWithdrawn", {"bounty_id": state.bounty_id, "funder": funder, "amount": share})]
+
+
+def dispute(state: BountyState, signer: str, reason: str, now: int) -> Emitted:
+    """A dispute, with a reason, goes to the bounty's resolver. During cooling only the sponsor disputes (before
+    cooling_until), and an unruled dispute pays the winner `dispute_period` later. Before a merge a worker with a
+    submitted PR (live, or closed unmerged) disputes until `deadline + REFUND_GRACE`: the refund then waits for the
+    ruling, but never past that time."""
+    check_reason(reason)
+    if state.dispute is not None:
+        raise ContractAbort(Abort.DISPUTED)
+    if state.status is Status.COOLING_DOWN:
         assert state.cooling_until is not None
+        if signer != state.sponsor:
+            raise ContractAbort(Abort.NOT_SPONSOR)
         if now >= state.cooling_until:
             raise ContractAbort(Abort.DISPUTE_WINDOW_CLOSED)
-    elif state.status not in (Status.OPEN, Status.STARTED):
+        rule_by = now + state.dispute_period
+    elif state.status in (Status.STARTED, Status.PR_SUBMITTED):
+        if signer not in state.submissions:
+            raise ContractAbort(Abort.PR_NOT_SUBMITTED)
+        if now >= state.deadline + REFUND_GRACE:
+            raise ContractAbort(Abort.DISPUTE_WINDOW_CLOSED)
+        rule_by = state.deadline + REFUND_GRACE
+    else:
         raise ContractAbort(Abort.INVALID_STATE)
-    disputed = state.status is Status.COOLING_DOWN
-    state.status = Status.CANCELLED
-    return [("BountyCancelled", {
-        "bounty_id": state.bounty_id, "refund_to": state.sponsor, "amount": state.amount, "disputed": disputed,
-    })]
+    state.dispute = {"by": signer, "reason": reason, "opened_at": now, "rule_by": rule_by}
+    return [("DisputeOpened", {"bounty_id": state.bounty_id, "by": signer, "reason": reason, "rule_by": rule_by})]
+
+
+def rule(state: BountyState, signer: str, share_bps: int, now: int, sponsor_contribution: int) -> Emitted:
+    """The bounty's resolver rules an open dispute between the sponsor's side and the claimant (the winner during
+    cooling, else the worker who disputed), before the dispute's `rule_by`: `share_bps` of the pool to the
+    claimant (10 000: pay; 0: refund; between: a split), the rest refunded to the funders (the sponsor's share at
+    once). Nobody else can be paid by a ruling."""
+    if signer != state.resolver:
+        raise ContractAbort(Abort.NOT_RESOLVER)
+    if state.dispute is None:
+        raise ContractAbort(Abort.NO_DISPUTE)
+    if share_bps > BPS:
+        raise ContractAbort(Abort.INVALID_SHARE)
+    if now >= state.dispute["rule_by"]:
+        raise ContractAbort(Abort.DISPUTE_WINDOW_CLOSED)
+    claimant = state.winner if state.status is Status.COOLING_DOWN else state.dispute["by"]
+    assert claimant is not None
+    paid = state.pool * share_bps // BPS
+    refunded = state.pool - paid
+    state.dispute = None
+    emitted: Emitted = [("DisputeRuled", {"bounty_id": state.bounty_id, "claimant": claimant, "share_bps": share_bps,
+                                          "paid": paid, "refunded": refunded})]
+    state.status = Status.PAID if paid > 0 else Status.CANCELLED
+    if paid > 0:
+        emitted.append(_payout(state, claimant, paid, now))
+    if refunded > 0:
+        state.refund_total = refunded
+        emitted.append(("BountyCancelled", {"bounty_id": state.bounty_id, "refund_to": state.sponsor,
+                                            "amount": refunded, "disputed": True}))
+        emitted += _withdraw_refund(state, state.sponsor, sponsor_contribution)
+    return emitted
+
+
+def tip(state: BountyState, tipper: str, to: str, amount: int, nonce: int, nonce_used: bool, linked: bool,
+        balance: int) -> Emitted:
+    """A tip on a bounty's issue: `amount` from the tipper's own balance to a linked account, once per nonce (the
+    comment id of a command): a re-signed transaction cannot tip twice."""
+    if amount <= 0:
+        raise ContractAbort(Abort.INVALID_AMOUNT)
+    if nonce_used:
+        raise ContractAbort(Abort.NONCE_USED)
+    if not linked:
+        raise ContractAbort(Abort.NOT_LINKED)
+    if balance < amount:
+        raise ContractAbort(Abort.INSUFFICIENT_BALANCE)
+    return [("Tipped", {"bounty_id": state.bounty_id, "tipper": tipper, "to": to, "asset": state.asset,
+                        "amount": amount, "nonce": nonce})]
+
+
+def on_behalf(state: BountyState, signer: str, actor: str | None) -> str:
+    """The resolver acting for the account linked to a forge user (a command in a comment, whose author's key is on
+    their own machine): only the bounty's resolver, only for a linked account."""
+    if signer != state.resolver:
+        raise ContractAbort(Abort.NOT_RESOLVER)
+    if actor is None:
+        raise ContractAbort(Abort.NOT_LINKED)
+    return actor

@@ -99,6 +99,18 @@ def parse_forge_url(value: object, kind: str | None = None, base: str | None = N
     return url
 
 
+def parse_comment_url(value: object, base: str | None = None) -> tuple[ForgeUrl, int]:
+    """An issue or PR comment's URL, `<base>/owner/repo/issues/N#issuecomment-ID` (GitHub's `html_url` of a
+    comment; `pull/N` too): the issue or PR, and the comment's id."""
+    hint = f"pass a comment URL of the form {base or '<base>'}/owner/repo/issues/N#issuecomment-ID"
+    text = _text("comment URL", value, 400, hint)
+    page, _, fragment = text.partition("#")
+    found = re.fullmatch(r"issuecomment-([1-9][0-9]{0,19})", fragment)
+    if not found:
+        raise _invalid("comment URL", value, hint)
+    return parse_forge_url(page, base=base), int(found[1])
+
+
 def parse_branch(value: object) -> str:
     """A branch name by git's ref rules (check-ref-format), at most 200 characters."""
     hint = "use a git branch name such as feat/003-web-ai-agent (no spaces, '..', '~^:?*[\\', '@{', leading '-')"
