@@ -19,10 +19,11 @@ from typing import Any, TypeVar
 from adapters.github_errors import ForgeFailure, budget_spent_error, final_error, github_policy, maybe_committed
 from adapters.github_git import GitHubGit, GitTransient, web_base_from_api
 from adapters.local_forge import check_repo, parse_url
-from adapters.ports import Comment, IssueRef, PullRequest
+from adapters.ports import Comment, IssueRef, PullRequest, RepoInfo
 from adapters.retry import RetryBudgetSpent, RetryPolicy
 from adapters.scrub import register_secret, scrub, scrubbed_error
 from domain.errors import Code, Code3Error
+from domain.values import parse_comment_url
 
 T = TypeVar("T")
 log = logging.getLogger("code3.github")
@@ -85,6 +86,7 @@ class GitHubForge:
         self._token = token
         register_secret(token)  # scrubbed from every message wherever it turns up
         self._actor = actor
+        self._actor_id: int | None = None
         self._sleep = sleep
         self._clock = clock
         self._timeout_s = timeout_s
@@ -124,9 +126,25 @@ class GitHubForge:
     @property
     def actor(self) -> str:
         if self._actor is None:
-            user = self._call("look up the token's user", lambda: self.gh.rest.users.get_authenticated().parsed_data)
-            self._actor = str(user.login)
+            self._who_am_i()
+        assert self._actor is not None
         return self._actor
+
+    @property
+    def actor_id(self) -> int:
+        if self._actor_id is None:
+            self._who_am_i()
+        assert self._actor_id is not None
+        return self._actor_id
+
+    def _who_am_i(self) -> None:
+        user = self._call("look up the token's user", lambda: self.gh.rest.users.get_authenticated().parsed_data)
+        self._actor, self._actor_id = str(user.login), int(user.id)
+
+    def get_repo(self, repo: str) -> RepoInfo:
+        owner, name = self._split(repo)
+        found = self._call(f"read repository {repo}", lambda: self.gh.rest.repos.get(owner, name).parsed_data)
+        return RepoInfo(full_name=str(found.full_name), id=int(found.id), default_branch=str(found.default_branch))
 
     def repo_url(self, repo: str) -> str:
         return f"{self.web_url}/{check_repo(repo)}"
@@ -288,8 +306,22 @@ class GitHubForge:
         def fetch(page: int) -> list[Any]:
             return self.gh.rest.issues.list_comments(owner, name, number, per_page=PAGE_SIZE, page=page).parsed_data
 
-        return [Comment(id=int(c.id), body=c.body or "", author=c.user.login if c.user else "ghost")
-                for c in self._pages(f"list the comments of {repo}#{number}", fetch, retried)]
+        return [_comment(c) for c in self._pages(f"list the comments of {repo}#{number}", fetch, retried)]
+
+    def get_comment(self, url: str) -> Comment | None:
+        issue, comment_id = parse_comment_url(url)
+        owner, name = self._split(issue.repo)
+        try:
+            found = self._call(f"read comment {comment_id} of {issue.repo}",
+                               lambda: self.gh.rest.issues.get_comment(owner, name, comment_id).parsed_data)
+        except Code3Error as exc:
+            if exc.code == Code.NOT_FOUND:
+                return None
+            raise
+        # the comment must be on the issue or PR the URL names (its issue_url ends with that number)
+        if not str(found.issue_url).endswith(f"/issues/{issue.number}"):
+            return None
+        return _comment(found)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         owner, name = self._split(repo)
@@ -372,6 +404,9 @@ class GitHubForge:
         repo, kind, number = parse_url(url)
         if kind != "pull":
             return None
+        return self.find_pr(repo, number)
+
+    def find_pr(self, repo: str, number: int) -> PullRequest | None:
         owner, name = self._split(repo)
         try:
             resp = self._call(f"read pull request {repo}#{number}", lambda: self.gh.rest.pulls.get(owner, name, number))
@@ -388,6 +423,18 @@ class GitHubForge:
         merged = bool(pr.merged)
         # merge_commit_sha is left out of githubkit's 2026-03-10 model; GitHub still sends it
         merge_sha = raw.get("merge_commit_sha") if merged else None
-        return PullRequest(repo=repo, number=int(pr.number), url=str(pr.html_url), head=head, base=str(pr.base.ref),
-                           author=str(pr.user.login), title=str(pr.title), state=str(pr.state), merged=merged,
-                           head_sha=str(pr.head.sha), merge_sha=merge_sha)
+        base_repo = pr.base.repo  # the repository the PR belongs to, by GitHub's own record (a renamed one too)
+        return PullRequest(repo=str(base_repo.full_name) if base_repo else repo, number=int(pr.number),
+                           url=str(pr.html_url), head=head, base=str(pr.base.ref), author=str(pr.user.login),
+                           title=str(pr.title), state=str(pr.state), merged=merged, head_sha=str(pr.head.sha),
+                           merge_sha=merge_sha, repo_id=int(base_repo.id) if base_repo else 0,
+                           default_branch=str(base_repo.default_branch) if base_repo else "main",
+                           author_id=int(pr.user.id))
+
+
+def _comment(c: Any) -> Comment:
+    """GitHub's comment as the port's: the author's numeric id, and whether it was edited after it was posted (its
+    `updated_at` differs from `created_at`: people with push access may edit anyone's comment)."""
+    return Comment(id=int(c.id), body=c.body or "", author=c.user.login if c.user else "ghost",
+                   author_id=int(c.user.id) if c.user else 0, edited=c.updated_at != c.created_at,
+                   url=str(c.html_url))

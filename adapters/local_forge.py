@@ -18,12 +18,12 @@ import uuid
 from pathlib import Path
 
 from adapters.git import git, init_bare, merge_branch, read_ref
-from adapters.ports import Comment, IssueRef, PullRequest
+from adapters.ports import Comment, IssueRef, PullRequest, RepoInfo
 from adapters.private_files import private_dir, read_private, write_private
 from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
-from domain.values import parse_forge_url, parse_repo
+from domain.values import parse_comment_url, parse_forge_url, parse_repo
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, parent TEXT, default_branch TEXT NOT NULL);
@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS hook_deliveries (id TEXT PRIMARY KEY, url TEXT NOT NU
     payload TEXT NOT NULL, status INTEGER, error TEXT);
 CREATE TABLE IF NOT EXISTS comments (id INTEGER PRIMARY KEY AUTOINCREMENT, repo TEXT NOT NULL,
     number INTEGER NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY AUTOINCREMENT, login TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS issue_markers (repo TEXT NOT NULL, marker TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY (repo, marker, number));
 CREATE INDEX IF NOT EXISTS issue_markers_by_issue ON issue_markers (repo, number);
@@ -63,6 +64,7 @@ class LocalForge:
         self.actor = actor
         self.base_url = base_url.rstrip("/")
         self.db = SqlDb.sqlite(root / "forge.sqlite", _SCHEMA)
+        self._add_identity_columns()
         self._migrate_hook_secrets()
         self._index_existing_markers()
 
@@ -82,6 +84,35 @@ class LocalForge:
     def repo_url(self, repo: str) -> str:
         return f"{self.base_url}/{repo}"
 
+    @property
+    def actor_id(self) -> int:
+        return self.user_id(self.actor)
+
+    def user_id(self, login: str) -> int:
+        """The numeric id of a user of this forge, given on first sight and never reused (as GitHub's)."""
+        with self.db.statement() as db:
+            return _user_id(db, login)
+
+    def get_repo(self, repo: str) -> RepoInfo:
+        with self.db.statement() as db:
+            branch = self._require_repo(db, repo)
+            row = db.execute("SELECT full_name, repo_id FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone()
+        return RepoInfo(full_name=row[0], id=int(row[1]), default_branch=branch)
+
+    def _add_identity_columns(self) -> None:
+        """A forge file from before ids: every repository gets its id (in creation order), every comment an edit
+        flag."""
+        with self.db.statement() as db:
+            repo_columns = [r[1] for r in db.execute("PRAGMA table_info(repos)").fetchall()]
+            comment_columns = [r[1] for r in db.execute("PRAGMA table_info(comments)").fetchall()]
+        with self.db.transaction() as db:
+            if "repo_id" not in repo_columns:
+                db.execute("ALTER TABLE repos ADD COLUMN repo_id INTEGER")
+                db.execute("UPDATE repos SET repo_id = rowid")
+                db.execute("CREATE UNIQUE INDEX IF NOT EXISTS repos_by_id ON repos (repo_id)")
+            if "edited" not in comment_columns:
+                db.execute("ALTER TABLE comments ADD COLUMN edited INTEGER NOT NULL DEFAULT 0")
+
     # --- repositories -----------------------------------------------------------------------
 
     def create_repo(self, repo: str, readme: str = "") -> str:
@@ -90,8 +121,9 @@ class LocalForge:
             if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone():
                 return self.repo_url(repo)
         init_bare(self._git_dir(repo), readme or f"# {repo}\n")
-        with self.db.statement() as db:
-            db.execute("INSERT OR IGNORE INTO repos VALUES (?, NULL, 'main')", (repo,))
+        with self.db.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO repos (full_name, parent, default_branch, repo_id) VALUES (?, NULL, "
+                       "'main', (SELECT COALESCE(MAX(repo_id), 0) + 1 FROM repos))", (repo,))
         return self.repo_url(repo)
 
     def fork(self, repo: str) -> str:
@@ -106,8 +138,9 @@ class LocalForge:
             shutil.rmtree(target)  # a fork interrupted before it was registered
         private_dir(target.parent)
         git("clone", "-q", "--bare", str(self._git_dir(repo)), str(target))
-        with self.db.statement() as db:
-            db.execute("INSERT OR IGNORE INTO repos VALUES (?, ?, ?)", (name, repo, branch))
+        with self.db.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO repos (full_name, parent, default_branch, repo_id) VALUES (?, ?, ?, "
+                       "(SELECT COALESCE(MAX(repo_id), 0) + 1 FROM repos))", (name, repo, branch))
         return name
 
     def clone(self, repo: str, dest: Path) -> None:
@@ -149,6 +182,19 @@ class LocalForge:
                 numbers.append(number)
                 number += 1
         return numbers
+
+    def create_prs(self, repo: str, prs: list[tuple[int, str, str, str, bool]]) -> None:
+        """Many PRs (number, head `owner/repo:branch`, author, head sha, merged) into `repo`'s default branch in one
+        transaction, as `open_pr` (and `merge_pr`) record them, without git (bulk seeding of a large store; see
+        benchmarks/seed_store.py): what the resolver reads of a PR is here."""
+        with self.db.transaction() as db:
+            base = self._require_repo(db, repo)
+            for number, head, author, sha, merged in prs:
+                _user_id(db, author)
+                db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author, head, base,"
+                           " head_sha, merged, merge_sha) VALUES (?, ?, 1, ?, '', '[]', ?, ?, ?, ?, ?, ?, ?)",
+                           (repo, number, f"PR {number}", "closed" if merged else "open", author, head, base, sha,
+                            int(merged), sha if merged else None))
 
     def find_issue(self, repo: str, marker: str) -> IssueRef | None:
         """The first issue whose body contains `marker` (the issue hash), so a resumed publish finds it.
@@ -198,21 +244,37 @@ class LocalForge:
         with self.db.statement() as db:
             if not db.execute("SELECT 1 FROM issues WHERE repo = ? AND number = ?", (repo, number)).fetchone():
                 raise Code3Error(Code.NOT_FOUND, f"issue {repo}#{number} does not exist", "check the issue URL")
+            _user_id(db, self.actor)
             cur = db.execute("INSERT INTO comments (repo, number, body, author) VALUES (?, ?, ?, ?)",
                              (repo, number, body, self.actor))
             return int(cur.lastrowid or 0)
 
     def list_comments(self, repo: str, number: int) -> list[Comment]:
         with self.db.statement() as db:
-            rows = db.execute("SELECT id, body, author FROM comments WHERE repo = ? AND number = ? ORDER BY id",
-                              (repo, number)).fetchall()
-        return [Comment(id=r[0], body=r[1], author=r[2]) for r in rows]
+            rows = db.execute(f"{_COMMENTS} WHERE c.repo = ? AND c.number = ? ORDER BY c.id", (repo, number)).fetchall()
+        return [self._comment(r) for r in rows]
+
+    def get_comment(self, url: str) -> Comment | None:
+        issue, comment_id = parse_comment_url(url)
+        with self.db.statement() as db:
+            row = db.execute(f"{_COMMENTS} WHERE c.repo = ? AND c.number = ? AND c.id = ?",
+                             (issue.repo, issue.number, comment_id)).fetchone()
+        return self._comment(row) if row else None
+
+    def _comment(self, row: tuple[object, ...]) -> Comment:
+        comment_id, body, author, edited, repo, number, author_id = row
+        return Comment(id=int(str(comment_id)), body=str(body), author=str(author), author_id=int(str(author_id or 0)),
+                       edited=bool(edited), url=f"{self.base_url}/{repo}/issues/{number}#issuecomment-{comment_id}")
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        """Only the comment's author edits it here (on GitHub, anyone with push access may, which is why an edited
+        comment proves nothing of its author: see `Comment.edited`)."""
         with self.db.statement() as db:
-            cur = db.execute("UPDATE comments SET body = ? WHERE repo = ? AND id = ?", (body, repo, comment_id))
+            cur = db.execute("UPDATE comments SET body = ?, edited = 1 WHERE repo = ? AND id = ? AND author = ?",
+                             (body, repo, comment_id, self.actor))
         if cur.rowcount == 0:
-            raise Code3Error(Code.NOT_FOUND, f"no comment {comment_id} in {repo}", "list the issue's comments")
+            raise Code3Error(Code.NOT_FOUND, f"no comment {comment_id} of yours in {repo}",
+                             "list the issue's comments")
 
     # --- pull requests ----------------------------------------------------------------------
 
@@ -236,6 +298,7 @@ class LocalForge:
                 number = row[0]
             else:
                 number = self._next_number(db, repo)
+                _user_id(db, self.actor)
                 db.execute("INSERT INTO issues (repo, number, is_pr, title, body, labels, state, author, head, base,"
                            " head_sha) VALUES (?, ?, 1, ?, ?, '[]', 'open', ?, ?, ?, ?)",
                            (repo, number, title, body, self.actor, head_ref, base, sha))
@@ -247,15 +310,34 @@ class LocalForge:
         repo, kind, number = parse_url(url)
         return self._pr(repo, number) if kind == "pull" else None
 
+    def find_pr(self, repo: str, number: int) -> PullRequest | None:
+        return self._pr(repo, number)
+
     def _pr(self, repo: str, number: int) -> PullRequest | None:
         with self.db.statement() as db:
-            row = db.execute("SELECT head, base, author, title, state, merged, head_sha, merge_sha FROM issues "
-                             "WHERE repo = ? AND number = ? AND is_pr = 1", (repo, number)).fetchone()
+            row = db.execute(
+                "SELECT i.head, i.base, i.author, i.title, i.state, i.merged, i.head_sha, i.merge_sha, r.repo_id, "
+                "r.default_branch, u.id FROM issues i JOIN repos r ON r.full_name = i.repo "
+                "LEFT JOIN users u ON u.login = i.author WHERE i.repo = ? AND i.number = ? AND i.is_pr = 1",
+                (repo, number)).fetchone()
         if not row:
             return None
         return PullRequest(repo=repo, number=number, url=f"{self.base_url}/{repo}/pull/{number}", head=row[0],
                            base=row[1], author=row[2], title=row[3], state=row[4], merged=bool(row[5]),
-                           head_sha=row[6], merge_sha=row[7])
+                           head_sha=row[6], merge_sha=row[7], repo_id=int(row[8]), default_branch=row[9],
+                           author_id=int(row[10] or 0))
+
+    def close_pr(self, url: str) -> PullRequest:
+        """Close a PR without merging it (the maintainer's action)."""
+        pr = self.get_pr(url)
+        if pr is None:
+            raise Code3Error(Code.NOT_FOUND, f"no pull request at {url}", "check the PR URL")
+        if pr.state == "open":
+            with self.db.statement() as db:
+                db.execute("UPDATE issues SET state = 'closed' WHERE repo = ? AND number = ?", (pr.repo, pr.number))
+            pr = self._pr(pr.repo, pr.number) or pr
+            self._deliver("pull_request", pull_request_event(pr, self.base_url, self.actor, action="closed"))
+        return pr
 
     def merge_pr(self, url: str) -> PullRequest:
         """Merge a PR into its base with a real `git merge --no-ff` (the maintainer's action)."""
@@ -380,6 +462,15 @@ class LocalForge:
     @staticmethod
     def _next_number(db: Cursor, repo: str) -> int:
         return (db.execute("SELECT MAX(number) FROM issues WHERE repo = ?", (repo,)).fetchone()[0] or 0) + 1
+
+
+_COMMENTS = ("SELECT c.id, c.body, c.author, c.edited, c.repo, c.number, u.id FROM comments c "
+             "LEFT JOIN users u ON u.login = c.author")
+
+
+def _user_id(db: Cursor, login: str) -> int:
+    db.execute("INSERT INTO users (login) VALUES (?) ON CONFLICT (login) DO NOTHING", (login,))
+    return int(db.execute("SELECT id FROM users WHERE login = ?", (login,)).fetchone()[0])
 
 
 def _index_markers(db: Cursor, repo: str, number: int, body: str) -> None:

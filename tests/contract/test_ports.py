@@ -151,5 +151,7 @@ def test_chain_runs_the_bounty_contract_and_reports_events_with_coordinates(
     assert [e.type for e in events] == ["BountyCreated", "BountyAccepted"]
     assert [e.tx_hash for e in events] == [created.tx_hash, accepted.tx_hash]
     assert ledger.events_since(created.version) == events[1:]
-    assert ledger.get_bounty(bounty_id).workers == [bob.address]
+    assert ledger.get_bounty(bounty_id).entrants == 1 and ledger.is_entrant(bounty_id, bob.address)
+    assert not ledger.is_entrant(bounty_id, alice.address)
     assert ledger.balance(alice.address, "USDT") == 600
+    assert ledger.contribution(bounty_id, alice.address) == 400 and ledger.list_bounty_ids(1, 100) == [bounty_id]

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from adapters.ports import Comment, IssueRef, PullRequest
+from adapters.ports import Comment, IssueRef, PullRequest, RepoInfo
 from domain.errors import Code, Code3Error
 
 BASE = "https://forge.test"
@@ -18,7 +18,8 @@ BASE = "https://forge.test"
 
 @dataclass
 class ForgeState:
-    repos: set[str] = field(default_factory=set)
+    repos: dict[str, int] = field(default_factory=dict)  # name -> the forge's id
+    users: dict[str, int] = field(default_factory=dict)  # login -> the forge's id
     issues: dict[tuple[str, int], IssueRef] = field(default_factory=dict)
     prs: dict[tuple[str, int], PullRequest] = field(default_factory=dict)
     comments: dict[int, tuple[str, int, Comment]] = field(default_factory=dict)
@@ -33,9 +34,21 @@ class MemoryForge:
     def actor(self) -> str:
         return self._actor
 
+    @property
+    def actor_id(self) -> int:
+        return self.user_id(self._actor)
+
+    def user_id(self, login: str) -> int:
+        return self.state.users.setdefault(login, 1000 + len(self.state.users))
+
     def create_repo(self, repo: str) -> str:
-        self.state.repos.add(repo)
+        self.state.repos.setdefault(repo, 500 + len(self.state.repos))
         return self.repo_url(repo)
+
+    def get_repo(self, repo: str) -> RepoInfo:
+        if repo not in self.state.repos:
+            raise Code3Error(Code.NOT_FOUND, f"repository {repo} does not exist on the forge", "create it first")
+        return RepoInfo(full_name=repo, id=self.state.repos[repo], default_branch="main")
 
     def _next(self, repo: str) -> int:
         if repo not in self.state.repos:
@@ -69,21 +82,29 @@ class MemoryForge:
         return sorted(labels)
 
     def create_comment(self, repo: str, number: int, body: str) -> int:
-        self.get_issue(repo, number)
+        if (repo, number) not in self.state.prs:  # a PR's conversation takes comments as an issue's does
+            self.get_issue(repo, number)
         comment_id = len(self.state.comments) + 1
-        self.state.comments[comment_id] = (repo, number, Comment(comment_id, body, self.actor))
+        url = f"{BASE}/{repo}/issues/{number}#issuecomment-{comment_id}"
+        self.state.comments[comment_id] = (repo, number, Comment(comment_id, body, self.actor, self.actor_id,
+                                                                 url=url))
         return comment_id
+
+    def get_comment(self, url: str) -> Comment | None:
+        _page, _, fragment = url.partition("#issuecomment-")
+        found = self.state.comments.get(int(fragment)) if fragment.isdigit() else None
+        return found[2] if found is not None and found[2].url == url else None
 
     def list_comments(self, repo: str, number: int) -> list[Comment]:
         return [c for r, n, c in self.state.comments.values() if (r, n) == (repo, number)]
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         r, n, comment = self.state.comments[comment_id]
-        self.state.comments[comment_id] = (r, n, replace(comment, body=body))
+        self.state.comments[comment_id] = (r, n, replace(comment, body=body, edited=True))
 
     def fork(self, repo: str) -> str:
         fork = f"{self.actor}/{repo.split('/')[1]}"
-        self.state.repos.add(fork)
+        self.create_repo(fork)
         return fork
 
     def clone(self, repo: str, dest: Path) -> None:
@@ -96,9 +117,20 @@ class MemoryForge:
         number = self._next(repo)
         sha = hashlib.sha1(f"{repo}:{head}:{number}".encode()).hexdigest()
         pr = PullRequest(repo, number, f"{BASE}/{repo}/pull/{number}", head, base, self.actor, title, "open", False,
-                         sha)
+                         sha, repo_id=self.state.repos[repo], default_branch="main", author_id=self.actor_id)
         self.state.prs[(repo, number)] = pr
         return pr
+
+    def find_pr(self, repo: str, number: int) -> PullRequest | None:
+        return self.state.prs.get((repo, number))
+
+    def close_pr(self, url: str) -> PullRequest:
+        pr = self.get_pr(url)
+        if pr is None:
+            raise Code3Error(Code.NOT_FOUND, f"no pull request at {url}", "open it first")
+        closed = replace(pr, state="closed")
+        self.state.prs[(pr.repo, pr.number)] = closed
+        return closed
 
     def get_pr(self, url: str) -> PullRequest | None:
         """Found by owner/repo and number, whatever the host, as the real forges' adapters parse a URL."""

@@ -5,12 +5,13 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from adapters.keystore import Keystore
+from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_ledger import ESCROW, MAX_CLOCK, SIGNING_PREFIX, LocalLedger, TransactionRejected
 from adapters.ports import Signer
 from domain.canonical import canonical_json
-from domain.contract import DEFAULT_DEADLINE, MAX_COOLING_PERIOD, U64_MAX, Abort, Mode, Status
+from domain.contract import DEFAULT_DEADLINE, MAX_COOLING_PERIOD, REFUND_GRACE, U64_MAX, Abort, Mode, Status
 from domain.errors import Code, Code3Error
+from domain.links import link_message
 
 H1, H2 = "1" * 64, "2" * 64
 SHA = "f" * 40
@@ -85,12 +86,21 @@ def test_issue_hashes_are_keyed_by_sponsor_so_nobody_squats_another_sponsors_has
     assert ledger.find_bounty_by_issue_hash(people["carol"].address, H1) is None
 
 
+def link(ledger: LocalLedger, resolver: Signer, worker: Signer, forge_user_id: int) -> None:
+    """The worker's statement, signed by its key, recorded by the resolver (who read it on the forge)."""
+    receipt = ledger.link_account(resolver, forge_user_id, worker.name, worker.address,
+                                  public_key_of(worker.private_key_hex), sign(worker, link_message(forge_user_id,
+                                                                                                   worker.address)))
+    assert receipt.success, receipt.vm_status
+
+
 def test_events_since_never_cuts_a_transaction_in_half(ledger: LocalLedger, people: dict[str, Signer]) -> None:
     alice, bob = people["alice"], people["bob"]
-    ledger.create_bounty(alice, "o/r", H1, "USDT", 40)
+    ledger.create_bounty(alice, "o/r", H1, "USDT", 40, repo_id=7)
     ledger.accept_bounty(bob, "1")
     ledger.submit_pr(bob, "1", "u", SHA)
-    merged = ledger.mark_merged(people["resolver"], "1", "u")  # two events in one transaction
+    link(ledger, people["resolver"], bob, 11)
+    merged = ledger.mark_merged(people["resolver"], "1", "u", 11, 7, 1)  # two events in one transaction
     assert merged.success, merged.vm_status
     before = merged.version - 1
     page = ledger.events_since(before, limit=1)
@@ -101,12 +111,16 @@ def test_events_since_never_cuts_a_transaction_in_half(ledger: LocalLedger, peop
 def test_only_the_resolver_reports_merges_and_anyone_triggers_the_payout(
         ledger: LocalLedger, people: dict[str, Signer]) -> None:
     alice, bob, carol, resolver = (people[n] for n in ("alice", "bob", "carol", "resolver"))
-    ledger.create_bounty(alice, "o/r", H1, "USDT", 400)
+    ledger.create_bounty(alice, "o/r", H1, "USDT", 400, repo_id=7)
     ledger.accept_bounty(bob, "1")
     ledger.submit_pr(bob, "1", "u", SHA)
-    assert ledger.mark_merged(alice, "1", "u", bob.address).abort_code == Abort.NOT_RESOLVER
-    assert ledger.mark_merged(resolver, "1", "u", carol.address).abort_code == Abort.WRONG_WINNER
-    assert ledger.mark_merged(resolver, "1", "u", bob.address).success
+    link(ledger, resolver, carol, 12)
+    assert ledger.mark_merged(alice, "1", "u", 11, 7, 1).abort_code == Abort.NOT_RESOLVER
+    assert ledger.mark_merged(resolver, "1", "u", 11, 7, 1).abort_code == Abort.NOT_LINKED
+    assert ledger.mark_merged(resolver, "1", "u", 12, 7, 1).abort_code == Abort.PR_NOT_SUBMITTED, "carol wrote no PR"
+    assert ledger.mark_merged(resolver, "1", "u", 11, 8, 1).abort_code == Abort.WRONG_REPO
+    link(ledger, resolver, bob, 11)
+    assert ledger.mark_merged(resolver, "1", "u", 11, 7, 1).success
     ledger.advance(60)
     paid = ledger.claim_payout(carol, "1")
     assert paid.success and paid.events[0].data["winner"] == bob.address
@@ -114,28 +128,48 @@ def test_only_the_resolver_reports_merges_and_anyone_triggers_the_payout(
     assert ledger.balance(ESCROW, "USDT") == 0
 
 
-def test_a_submitted_pr_freezes_nothing_past_the_deadline(ledger: LocalLedger, people: dict[str, Signer]) -> None:
+def test_a_submitted_pr_freezes_nothing_past_the_deadlines_grace(ledger: LocalLedger,
+                                                                  people: dict[str, Signer]) -> None:
     alice, bob = people["alice"], people["bob"]
     deadline = ledger.now() + 500
     ledger.create_bounty(alice, "o/r", H1, "USDT", 400, deadline=deadline)
     ledger.accept_bounty(bob, "1")
-    ledger.submit_pr(bob, "1", "junk", SHA)
+    ledger.submit_pr(bob, "1", "https://forge/o/r/pull/1", SHA)
     assert ledger.cancel_bounty(alice, "1").abort_code == Abort.DEADLINE_NOT_REACHED
     ledger.advance(500)
+    assert ledger.cancel_bounty(alice, "1").abort_code == Abort.SUBMISSION_LIVE, "no refund racing a merge"
+    ledger.advance(REFUND_GRACE)
     refund = ledger.cancel_bounty(alice, "1")
     assert refund.success and ledger.balance(alice.address, "USDT") == 1_000
 
 
-def test_a_dispute_only_before_cooling_until(ledger: LocalLedger, people: dict[str, Signer]) -> None:
+def test_junk_rejected_by_the_resolver_blocks_no_refund(ledger: LocalLedger, people: dict[str, Signer]) -> None:
     alice, bob, resolver = people["alice"], people["bob"], people["resolver"]
+    ledger.create_bounty(alice, "o/r", H1, "USDT", 400, deadline=ledger.now() + 500)
+    ledger.accept_bounty(bob, "1")
+    ledger.submit_pr(bob, "1", "junk", SHA)
+    assert ledger.reject_submission(bob, "1", bob.address, 1).abort_code == Abort.NOT_RESOLVER
+    assert ledger.reject_submission(resolver, "1", bob.address, 1).success
+    assert ledger.cancel_bounty(alice, "1").success and ledger.balance(alice.address, "USDT") == 1_000
+
+
+def test_after_a_merge_the_sponsor_disputes_and_never_cancels(ledger: LocalLedger, people: dict[str, Signer]) -> None:
+    alice, bob, resolver = people["alice"], people["bob"], people["resolver"]
+    link(ledger, resolver, bob, 11)
     for n, issue_hash in enumerate((H1, H2), start=1):
-        ledger.create_bounty(alice, "o/r", issue_hash, "USDT", 100)
+        ledger.create_bounty(alice, "o/r", issue_hash, "USDT", 100, repo_id=7)
         ledger.accept_bounty(bob, str(n))
         ledger.submit_pr(bob, str(n), f"u{n}", SHA)
-        ledger.mark_merged(resolver, str(n), f"u{n}")
-    assert ledger.cancel_bounty(alice, "1").events[0].data["disputed"] is True
+        assert ledger.mark_merged(resolver, str(n), f"u{n}", 11, 7, n).success
+    assert ledger.cancel_bounty(alice, "1").abort_code == Abort.INVALID_STATE
+    assert ledger.dispute(alice, "1", "the feature is missing").events[0].data["by"] == alice.address
     ledger.advance(60)
-    assert ledger.cancel_bounty(alice, "2").abort_code == Abort.DISPUTE_WINDOW_CLOSED
+    assert ledger.dispute(alice, "2", "too late").abort_code == Abort.DISPUTE_WINDOW_CLOSED
+    assert ledger.claim_payout(bob, "1").abort_code == Abort.DISPUTED
+    ruled = ledger.rule(resolver, "1", 2_500)
+    assert [e.type for e in ruled.events] == ["DisputeRuled", "BountyPaid", "BountyCancelled", "RefundWithdrawn"]
+    assert ledger.balance(bob.address, "USDT") == 25 and ledger.balance(alice.address, "USDT") == 875
+    assert ledger.claim_payout(bob, "2").success and ledger.balance(ESCROW, "USDT") == 0
 
 
 def test_exclusive_hold_expiry_and_withdraw(ledger: LocalLedger, people: dict[str, Signer]) -> None:
@@ -151,7 +185,7 @@ def test_exclusive_hold_expiry_and_withdraw(ledger: LocalLedger, people: dict[st
     assert ledger.submit_pr(carol, "1", "u", SHA).abort_code == Abort.HOLD_EXPIRED
     assert ledger.accept_bounty(bob, "1").success, "an expired hold can be taken over"
     state = ledger.get_bounty("1")
-    assert (state.mode, state.holder, state.workers) == (Mode.EXCLUSIVE, bob.address, [bob.address])
+    assert (state.mode, state.holder, state.entrants) == (Mode.EXCLUSIVE, bob.address, 1)
 
 
 def test_create_bounty_defaults_to_a_contest_with_a_thirty_day_deadline(ledger: LocalLedger,
@@ -279,5 +313,28 @@ def test_a_ledger_file_from_before_u64_amounts_and_per_sponsor_hashes_is_migrate
     ledger = LocalLedger(path)
     assert ledger.balance("0xa", "USDT") == 93 and ledger.balance(ESCROW, "USDT") == 7
     state = ledger.get_bounty("1")
-    assert (state.mode, state.deadline, state.workers) == (Mode.CONTEST, 100 + DEFAULT_DEADLINE, ["0xb"])
+    assert (state.mode, state.deadline, state.entrants) == (Mode.CONTEST, 100 + DEFAULT_DEADLINE, 1)
+    assert ledger.is_entrant("1", "0xb") and ledger.contribution("1", "0xa") == 7, "v1's workers and sponsor carry on"
+    assert (state.resolver, state.pool, state.funders) == (None, 7, 1)
     assert ledger.find_bounty_by_issue_hash("0xa", "h") == state
+
+
+def test_a_bounty_of_a_v1_ledger_takes_the_registrys_resolver_at_its_first_resolver_step(
+        tmp_path: Path, people: dict[str, Signer]) -> None:
+    """Created before any resolver was recorded (the embedded default's first publish before a serve): the bounty
+    keeps no arbiter open to later change; it takes the registry's resolver once, as the chain would have."""
+    path = tmp_path / "l.sqlite"
+    ledger = LocalLedger(path, cooling_period=60)
+    alice, bob, resolver = people["alice"], people["bob"], people["resolver"]
+    ledger.mint(alice.address, "USDT", 100)
+    ledger.create_bounty(alice, "o/r", H1, "USDT", 100, repo_id=7)
+    assert ledger.get_bounty("1").resolver is None
+    ledger.initialize_roles(resolver.address)
+    ledger.accept_bounty(bob, "1")
+    ledger.submit_pr(bob, "1", "u", SHA)
+    link(ledger, resolver, bob, 11)
+    assert ledger.mark_merged(resolver, "1", "u", 11, 7, 1).success
+    assert ledger.get_bounty("1").resolver == resolver.address
+    assert ledger.set_resolver(resolver, people["carol"].address).success
+    assert ledger.dispute(alice, "1", "why").success
+    assert ledger.rule(people["carol"], "1", 0).abort_code == Abort.NOT_RESOLVER, "the new resolver rules nothing old"
