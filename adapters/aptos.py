@@ -1,11 +1,13 @@
-"""The Chain port on Aptos: the `code3::bounty` Move module through a fullnode, with aptos-sdk.
+"""The Chain port on Aptos: the `code3::bounty` Move module (v2) through a fullnode, with aptos-sdk.
 
 Writes build an entry-function transaction from the ABI (adapters/aptos_abi.json), sign it with the signer's
-ed25519 key, submit it as BCS and wait for it; the receipt carries the transaction's bounty events with
-their chain coordinates. Transient node failures are retried (RetryPolicy); a transaction whose answer
-was lost is looked up by its hash (computed locally) before anything is sent again, and a sequence
-number taken by another process is re-read and the transaction re-signed. A Move abort is a receipt
-with `abort_code`, never retried. Keys are used to sign and are never logged or put in errors.
+ed25519 key, submit it as BCS and wait for it; the receipt carries the transaction's events (the bounty's, and
+the links') with their chain coordinates. Each write takes the entry function's parameters after the signer, by
+name and in order, and refuses before signing what its Move type cannot carry. Transient node failures are
+retried (RetryPolicy); a transaction whose answer was lost is looked up by its hash (computed locally) before
+anything is sent again, and a sequence number taken by another process is re-read and the transaction
+re-signed. A Move abort is a receipt with `abort_code`, never retried. Keys are used to sign and are never
+logged or put in errors.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.aptos_abi import MoveAbi, load_abi, normalize_address
+from adapters.aptos_abi import NO_ACCOUNT, MoveAbi, load_abi, normalize_address
 from adapters.aptos_events import EventFollower
 from adapters.aptos_rest import FullnodeClient, NodeRejected, NodeUnavailable, rejection
 from adapters.ports import Receipt, Signer
@@ -29,19 +31,19 @@ from adapters.retry import RetryBudgetSpent, RetryPolicy
 from domain.chain_events import ChainEvent
 from domain.contract import (
     DEFAULT_DEADLINE,
+    MAX_PAGE,
     BountyState,
     ChainConfig,
     Mode,
     Status,
     mode_arg,
-    submitter_of,
     u64_arg,
 )
 from domain.errors import Code, Code3Error
 
 log = logging.getLogger(__name__)
 U64_MAX = 2**64 - 1
-NO_ADDRESS = "0x" + "0" * 64
+_CONCURRENT_PAGES = 4  # get_bounties pages read at once by list_bounties
 _TX_SALT = hashlib.sha3_256(b"APTOS::Transaction").digest()
 _ABORT = re.compile(r"^Move abort in (0x[0-9a-fA-F]+)::(\w+): (?:\w+\()?(0x[0-9a-fA-F]+|\d+)")
 FA_METADATA = "0x1::fungible_asset::Metadata"
@@ -126,32 +128,69 @@ class AptosChain:
     # --- writes ----------------------------------------------------------------------------
 
     def create_bounty(self, signer: Signer, repo: str, issue_hash: str, asset: str, amount: int,
-                      deadline: int | None = None, mode: str | int = "contest", hold_seconds: int = 0) -> Receipt:
-        """`deadline`: absolute unix seconds (None: the node's now + 30 days); `mode`: exclusive or contest."""
+                      deadline: int | None = None, mode: str | int = "contest", hold_seconds: int = 0,
+                      repo_id: int = 0) -> Receipt:
+        """`deadline`: absolute unix seconds (None: the node's now + 30 days); `mode`: exclusive or contest;
+        `repo_id`: the forge's id of `repo` (0: compared by the id the forge gives its name at merge time)."""
         amount, mode_u8 = u64_arg("amount", amount), mode_arg(mode)
-        hold_seconds = u64_arg("hold_seconds", hold_seconds)
+        hold_seconds, repo_id = u64_arg("hold_seconds", hold_seconds), u64_arg("repo_id", repo_id)
         deadline = u64_arg("deadline", self.now() + DEFAULT_DEADLINE if deadline is None else deadline)
         return self._transact(signer, "create_bounty", {
             "repo": repo, "issue_hash": issue_hash, "asset": asset, "amount": amount, "deadline": deadline,
-            "mode": mode_u8, "hold_seconds": hold_seconds})
+            "mode": mode_u8, "hold_seconds": hold_seconds, "repo_id": repo_id})
+
+    def fund_bounty(self, signer: Signer, bounty_id: str, amount: int, nonce: int) -> Receipt:
+        return self._transact(signer, "fund_bounty", {"bounty_id": _u64_id(bounty_id),
+                                                      "amount": u64_arg("amount", amount),
+                                                      "nonce": u64_arg("nonce", nonce)})
 
     def accept_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "accept_bounty", {"bounty_id": _u64_id(bounty_id)})
 
+    def accept_for(self, signer: Signer, bounty_id: str, forge_user_id: int) -> Receipt:
+        return self._transact(signer, "accept_for", {"bounty_id": _u64_id(bounty_id),
+                                                     "forge_user_id": u64_arg("forge_user_id", forge_user_id)})
+
     def withdraw_task(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "withdraw_task", {"bounty_id": _u64_id(bounty_id)})
+
+    def withdraw_for(self, signer: Signer, bounty_id: str, forge_user_id: int) -> Receipt:
+        return self._transact(signer, "withdraw_for", {"bounty_id": _u64_id(bounty_id),
+                                                       "forge_user_id": u64_arg("forge_user_id", forge_user_id)})
 
     def submit_pr(self, signer: Signer, bounty_id: str, pr_url: str, commit_sha: str) -> Receipt:
         return self._transact(signer, "submit_pr", {"bounty_id": _u64_id(bounty_id), "pr_url": pr_url,
                                                     "commit_sha": commit_sha})
 
-    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str, winner: str | None = None) -> Receipt:
-        """`winner` None: the PR's submitter as the chain has it now."""
-        if winner is None:
-            state = self.get_bounty(bounty_id)
-            winner = (submitter_of(state, pr_url) if state else None) or NO_ADDRESS
-        return self._transact(signer, "mark_merged", {"bounty_id": _u64_id(bounty_id), "pr_url": pr_url,
-                                                      "winner": _address(winner)})
+    def submit_pr_for(self, signer: Signer, bounty_id: str, forge_user_id: int, pr_url: str,
+                      commit_sha: str) -> Receipt:
+        return self._transact(signer, "submit_pr_for", {
+            "bounty_id": _u64_id(bounty_id), "forge_user_id": u64_arg("forge_user_id", forge_user_id),
+            "pr_url": pr_url, "commit_sha": commit_sha})
+
+    def reject_submission(self, signer: Signer, bounty_id: str, worker: str, reason: int) -> Receipt:
+        """`reason`: a `domain.contract.Rejection` (any other u8 aborts INVALID_REASON on chain)."""
+        return self._transact(signer, "reject_submission", {
+            "bounty_id": _u64_id(bounty_id), "worker": _address(worker), "reason": _u8("reason", reason)})
+
+    def mark_merged(self, signer: Signer, bounty_id: str, pr_url: str, author_id: int, repo_id: int,
+                    pr_number: int) -> Receipt:
+        """Resolver only: PR `pr_number` of repository `repo_id`, written by forge user `author_id`, merged; the
+        winner is the address linked to `author_id` under the bounty's resolver."""
+        return self._transact(signer, "mark_merged", {
+            "bounty_id": _u64_id(bounty_id), "pr_url": pr_url, "author_id": u64_arg("author_id", author_id),
+            "repo_id": u64_arg("repo_id", repo_id), "pr_number": u64_arg("pr_number", pr_number)})
+
+    def set_split(self, signer: Signer, bounty_id: str, recipients: list[str], shares: list[int]) -> Receipt:
+        return self._transact(signer, "set_split", {"bounty_id": _u64_id(bounty_id),
+                                                    "recipients": [_address(r) for r in recipients],
+                                                    "shares": [u64_arg("share", s) for s in shares]})
+
+    def set_split_for(self, signer: Signer, bounty_id: str, forge_user_id: int, recipients: list[str],
+                      shares: list[int]) -> Receipt:
+        return self._transact(signer, "set_split_for", {
+            "bounty_id": _u64_id(bounty_id), "forge_user_id": u64_arg("forge_user_id", forge_user_id),
+            "recipients": [_address(r) for r in recipients], "shares": [u64_arg("share", s) for s in shares]})
 
     def claim_payout(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "claim_payout", {"bounty_id": _u64_id(bounty_id)})
@@ -159,12 +198,43 @@ class AptosChain:
     def cancel_bounty(self, signer: Signer, bounty_id: str) -> Receipt:
         return self._transact(signer, "cancel_bounty", {"bounty_id": _u64_id(bounty_id)})
 
+    def withdraw_refund(self, signer: Signer, bounty_id: str) -> Receipt:
+        return self._transact(signer, "withdraw_refund", {"bounty_id": _u64_id(bounty_id)})
+
+    def dispute(self, signer: Signer, bounty_id: str, reason: str) -> Receipt:
+        return self._transact(signer, "dispute", {"bounty_id": _u64_id(bounty_id), "reason": reason})
+
+    def dispute_for(self, signer: Signer, bounty_id: str, forge_user_id: int, reason: str) -> Receipt:
+        return self._transact(signer, "dispute_for", {"bounty_id": _u64_id(bounty_id),
+                                                      "forge_user_id": u64_arg("forge_user_id", forge_user_id),
+                                                      "reason": reason})
+
+    def rule(self, signer: Signer, bounty_id: str, share_bps: int) -> Receipt:
+        return self._transact(signer, "rule", {"bounty_id": _u64_id(bounty_id),
+                                               "share_bps": u64_arg("share_bps", share_bps)})
+
+    def tip(self, signer: Signer, bounty_id: str, to: str, amount: int, nonce: int) -> Receipt:
+        return self._transact(signer, "tip", {"bounty_id": _u64_id(bounty_id), "to": _address(to),
+                                              "amount": u64_arg("amount", amount), "nonce": u64_arg("nonce", nonce)})
+
+    def link_account(self, signer: Signer, forge_user_id: int, login: str, account: str, public_key: bytes,
+                     signature: bytes) -> Receipt:
+        """`public_key` / `signature`: the ed25519 key of `account` and its signature of
+        `domain.links.link_message(forge_user_id, account)` (checked on chain)."""
+        return self._transact(signer, "link_account", {
+            "forge_user_id": u64_arg("forge_user_id", forge_user_id), "login": login, "account": _address(account),
+            "public_key": bytes(public_key), "signature": bytes(signature)})
+
     def set_resolver(self, signer: Signer, resolver: str) -> Receipt:
         return self._transact(signer, "set_resolver", {"resolver": _address(resolver)})
 
     def set_cooling_period(self, signer: Signer, cooling_period: int) -> Receipt:
         return self._transact(signer, "set_cooling_period",
                               {"cooling_period": u64_arg("cooling_period", cooling_period)})
+
+    def set_dispute_period(self, signer: Signer, dispute_period: int) -> Receipt:
+        return self._transact(signer, "set_dispute_period",
+                              {"dispute_period": u64_arg("dispute_period", dispute_period)})
 
     def _transact(self, signer: Signer, function: str, values: dict[str, Any]) -> Receipt:
         outbox = _Outbox(_account(signer), self._payload(function, values))
@@ -191,6 +261,11 @@ class AptosChain:
             "bool": lambda v: TransactionArgument(bool(v), Serializer.bool),
             "String": lambda v: TransactionArgument(str(v), Serializer.str),
             "address": lambda v: TransactionArgument(AccountAddress.from_str_relaxed(v), Serializer.struct),
+            "vector<u8>": lambda v: TransactionArgument(bytes(v), Serializer.to_bytes),
+            "vector<u64>": lambda v: TransactionArgument([int(x) for x in v],
+                                                         Serializer.sequence_serializer(Serializer.u64)),
+            "vector<address>": lambda v: TransactionArgument([AccountAddress.from_str_relaxed(x) for x in v],
+                                                             Serializer.sequence_serializer(Serializer.struct)),
         }
         args = [encoders[kind](values[name]) for name, kind in self.abi.arguments(function)]
         return TransactionPayload(EntryFunction.natural(self.module, function, [], args))
@@ -273,41 +348,86 @@ class AptosChain:
     async def _view(self, rest: Any, function: str, args: list[str], type_args: list[str] | None = None) -> Any:
         return json.loads(await rest.view(function, type_args or [], args))
 
+    def _call_view(self, what: str, view: str, *args: str) -> Any:
+        """The first value a view of the module returns (u64 and address arguments travel as strings)."""
+        result = self._read(what, lambda rest: self._view(rest, f"{self.module}::{view}", list(args)))
+        return self.abi.decode(self.abi.views[view]["returns"], result[0])
+
     def get_bounty(self, bounty_id: str) -> BountyState | None:
-        if not str(bounty_id).isdigit() or int(bounty_id) > U64_MAX:
+        if not _is_u64(bounty_id):
             return None
-        return self._bounty_view("get_bounty", str(int(bounty_id)))
+        found = self._call_view("read get_bounty", "get_bounty", str(int(bounty_id)))
+        return None if found is None else _state(found)
 
     def find_bounty_by_issue_hash(self, sponsor: str, issue_hash: str) -> BountyState | None:
-        return self._bounty_view("get_bounty_by_issue_hash", _address(sponsor), issue_hash)
-
-    def _bounty_view(self, view: str, *args: str) -> BountyState | None:
-        result = self._read(f"read {view}", lambda rest: self._view(rest, f"{self.module}::{view}", list(args)))
-        return self._bounty(result[0])
+        found = self._call_view("read get_bounty_by_issue_hash", "get_bounty_by_issue_hash", _address(sponsor),
+                                issue_hash)
+        return None if found is None else _state(found)
 
     def config(self) -> ChainConfig:
-        result = self._read("read the contract's config",
-                            lambda rest: self._view(rest, f"{self.module}::get_config", []))
-        return ChainConfig(**self.abi.decode("Config", result[0]))
+        found = self._call_view("read the contract's config", "get_config")
+        return ChainConfig(**{**found, "admin": _account_or_none(found["admin"]),
+                              "resolver": _account_or_none(found["resolver"])})
+
+    def list_bounty_ids(self, start: int = 1, limit: int = MAX_PAGE) -> list[str]:
+        """A page of at most `limit` (capped at 100, the view's bound) ids from `start` on."""
+        ids = self._call_view("list bounty ids", "list_bounty_ids", str(_clamp_u64(start)), str(_clamp_u64(limit)))
+        return [str(i) for i in ids]
 
     def list_bounties(self) -> list[BountyState]:
+        """Every bounty, through the paged `get_bounties` view: pages of 100 from id 1 on, a few read at once
+        (ids are 1, 2, 3... on chain, so page k starts at 1 + 100 k; a page that is not full is the last)."""
+        returns = self.abi.views["get_bounties"]["returns"]
+
         async def work(rest: Any) -> list[Any]:
-            ids = (await self._view(rest, f"{self.module}::list_bounty_ids", []))[0]
-            views = [self._view(rest, f"{self.module}::get_bounty", [str(i)]) for i in ids]
-            return [r[0] for r in await asyncio.gather(*views)]
+            found: dict[int, Any] = {}
+            start = 1
+            while True:
+                starts = [start + k * MAX_PAGE for k in range(_CONCURRENT_PAGES) if start + k * MAX_PAGE <= U64_MAX]
+                pages = await asyncio.gather(*(self._view(rest, f"{self.module}::get_bounties",
+                                                          [str(s), str(MAX_PAGE)]) for s in starts))
+                for page in pages:
+                    for raw in page[0]:
+                        found.setdefault(int(raw["bounty_id"]), raw)
+                full = [len(page[0]) == MAX_PAGE for page in pages]
+                if not all(full) or not found or max(found) >= U64_MAX:
+                    return [found[i] for i in sorted(found)]
+                start = max(found) + 1
 
-        found = [self._bounty(raw) for raw in self._read("list bounties", work)]
-        return [b for b in found if b is not None]
+        return [_state(self.abi.decode(returns, [raw])[0]) for raw in self._read("list bounties", work)]
 
-    def _bounty(self, raw: Any) -> BountyState | None:
-        data = self.abi.decode(self.abi.views["get_bounty"]["returns"], raw)
-        if data is None:
+    def is_entrant(self, bounty_id: str, worker: str) -> bool:
+        if not _is_u64(bounty_id):
+            return False
+        return bool(self._call_view("read is_entrant", "is_entrant", str(int(bounty_id)), _address(worker)))
+
+    def contribution(self, bounty_id: str, funder: str) -> int:
+        """What `funder` put into the bounty and has not withdrawn."""
+        if not _is_u64(bounty_id):
+            return 0
+        return int(self._call_view("read a contribution", "contribution", str(int(bounty_id)), _address(funder)))
+
+    def nonce_used(self, account: str, nonce: int) -> bool:
+        return bool(self._call_view("read nonce_used", "nonce_used", _address(account),
+                                    str(u64_arg("nonce", nonce))))
+
+    def linked_account(self, resolver: str, forge_user_id: int) -> str | None:
+        """The address linked to a forge account under `resolver` (links are kept per resolver)."""
+        if not _is_u64(forge_user_id):
             return None
-        subs = data.pop("submissions")
-        return BountyState(**{**data, "bounty_id": str(data["bounty_id"]), "status": Status(data["status"]),
-                              "mode": Mode(data["mode"]),
-                              "submissions": {s["worker"]: {"pr_url": s["pr_url"], "commit_sha": s["commit_sha"]}
-                                              for s in subs}})
+        found = self._call_view("read a link", "linked_account", _address(resolver), str(int(forge_user_id)))
+        return None if found is None else str(found)
+
+    def linked_forge_id(self, resolver: str, account: str) -> int | None:
+        found = self._call_view("read a link", "linked_forge_id", _address(resolver), _address(account))
+        return None if found is None else int(found)
+
+    def settled_by(self, repo_id: int, pr_number: int) -> str | None:
+        """The bounty a merged PR settled, if any (one merged PR settles one bounty)."""
+        if not (_is_u64(repo_id) and _is_u64(pr_number)):
+            return None
+        found = self._call_view("read settled_by", "settled_by", str(int(repo_id)), str(int(pr_number)))
+        return None if found is None else str(found)
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
         if not str(bounty_id).isdigit() or int(bounty_id) > U64_MAX:
@@ -315,7 +435,8 @@ class AptosChain:
         return self._read("read bounty events", lambda rest: self._events.of_bounty(rest, str(bounty_id)))
 
     def events_since(self, version: int, limit: int = 1000) -> list[ChainEvent]:
-        """Ends on a whole transaction, so a follower that resumes after the last version misses nothing."""
+        """Every event after `version` (the bounties' and the links'), ending on a whole transaction, so a
+        follower that resumes after the last version misses nothing."""
         later = self._read("read bounty events", lambda rest: self._events.since(rest, version))
         if len(later) > limit > 0:
             last = later[limit - 1].version
@@ -382,8 +503,39 @@ def _address(value: str) -> str:
                          "pass 0x followed by up to 64 hex digits") from None
 
 
+def _state(data: dict[str, Any]) -> BountyState:
+    """A decoded `Bounty` struct as the domain has it: ids as strings, submissions by worker (in order)."""
+    submissions = {s["worker"]: {"pr_url": s["pr_url"], "commit_sha": s["commit_sha"],
+                                 "submitted_at": s["submitted_at"], "state": s["state"]}
+                   for s in data["submissions"]}
+    return BountyState(**{**data, "bounty_id": str(data["bounty_id"]), "status": Status(data["status"]),
+                          "mode": Mode(data["mode"]), "submissions": submissions,
+                          "resolver": _account_or_none(data["resolver"])})
+
+
+def _account_or_none(address: str) -> str | None:
+    """The zero address, for which no key can sign, is no account: what the domain writes None for."""
+    return None if address == NO_ACCOUNT else address
+
+
+def _is_u64(value: Any) -> bool:
+    return not isinstance(value, bool) and str(value).isdigit() and int(value) <= U64_MAX
+
+
+def _clamp_u64(value: int) -> int:
+    """A paging argument as the view's u64 (the ledger clamps the same way)."""
+    return min(max(int(value), 0), U64_MAX)
+
+
+def _u8(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+        raise Code3Error(Code.VALIDATION, f"{name} {value!r} does not fit the contract's u8 (0 to 255)",
+                         f"pass {name} as a whole number in that range")
+    return value
+
+
 def _u64_id(bounty_id: str) -> int:
-    if not str(bounty_id).isdigit() or int(bounty_id) > U64_MAX:
+    if not _is_u64(bounty_id):
         raise Code3Error(Code.NOT_FOUND, f"no bounty with id {bounty_id!r} on chain",
                          "check the bounty_id (publish returns it; accept_task reports it)")
     return int(bounty_id)

@@ -3,9 +3,9 @@
 The ABI is kept in one JSON file, shipped as package data beside this module (an installed `code3`
 has no `move/` directory), so that the adapter, the fullnode stand-in and the ABI test all read the
 same declaration; the test also checks it against the Move source in `move/`. The REST API renders
-u64 as decimal strings, addresses in short form, `Option<T>` as `{"vec": [...]}` and structs as
-objects; `decode` turns those into the values the Python side uses, driven by the declared Move types.
-No aptos-sdk here: pure data.
+u64 as decimal strings, addresses in short form, `vector<u8>` as 0x-prefixed hex, `Option<T>` as
+`{"vec": [...]}` (T a struct too: a bounty's dispute and split) and structs as objects; `decode` turns
+those into the values the Python side uses, driven by the declared Move types. No aptos-sdk here: pure data.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ABI_PATH = Path(__file__).with_name("aptos_abi.json")
+NO_ACCOUNT = "0x" + "0" * 64  # the zero address: no key signs for it (a registry role or resolver not set)
 _GENERIC = re.compile(r"^(Option|vector)<(.+)>$")
 _INTEGERS = frozenset({"u8", "u16", "u32", "u64", "u128", "u256"})
 Fields = list[tuple[str, str]]
@@ -44,12 +45,16 @@ class MoveAbi:
     statuses: dict[str, int]
     modes: dict[str, int]
     aborts: dict[str, int]
+    submission_states: dict[str, int]
+    rejections: dict[str, int]
 
     def arguments(self, function: str) -> Fields:
         """An entry function's parameters as a transaction carries them (the `&signer` is the sender)."""
         return [(name, kind) for name, kind in self.entry_functions[function] if kind != "&signer"]
 
     def decode(self, move_type: str, value: Any) -> Any:
+        if move_type == "vector<u8>":  # bytes, printed as hex (not a list of numbers)
+            return bytes.fromhex(str(value).removeprefix("0x"))
         generic = _GENERIC.match(move_type)
         if generic and generic.group(1) == "Option":
             items = value["vec"]
@@ -95,4 +100,6 @@ def load_abi(path: Path = ABI_PATH) -> MoveAbi:
         statuses=dict(raw["statuses"]),
         modes=dict(raw["modes"]),
         aborts=dict(raw["aborts"]),
+        submission_states=dict(raw.get("submission_states", {})),
+        rejections=dict(raw.get("rejections", {})),
     )

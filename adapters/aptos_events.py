@@ -7,6 +7,9 @@ event's index in the transaction, so each version found is read once (`/transact
 and its events taken from there, exactly as a receipt takes them: the same event has the same
 coordinates whichever way it was seen. What is read is immutable, so it is cached.
 
+The module's events are the bounties' and the identity links' (`AccountLinked`, which names no bounty): a
+follower (`since`) sees both, a bounty's history (`of_bounty`) only the events carrying its id.
+
 Reads are pinned to the ledger version seen first: every event up to it is in the handles read after
 it, so a follower never sees a transaction's later event without its earlier ones.
 
@@ -23,7 +26,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.aptos_abi import MoveAbi, normalize_address
+from adapters.aptos_abi import NO_ACCOUNT, MoveAbi, normalize_address
 from domain.chain_events import ChainEvent
 
 PAGE = 100  # the fullnode's largest page of events
@@ -54,12 +57,14 @@ class EventFollower:
         self._locks: dict[tuple[int, str], asyncio.Lock] = {}
 
     def of_transaction(self, tx: dict[str, Any]) -> list[ChainEvent]:
-        """The transaction's bounty events, indexed by their position among all its events."""
+        """The transaction's events of the module, indexed by their position among all its events."""
         found = []
         for index, event in enumerate(tx.get("events", [])):
             name = self._event_name(event["type"])
             if name is not None:
                 data = self.abi.decode_fields(self.abi.events[name], event["data"])
+                if name == "BountyCreated" and data["resolver"] == NO_ACCOUNT:
+                    data["resolver"] = ""  # no resolver recorded: the domain's event says so with ""
                 found.append(ChainEvent(type=name, data=data, tx_hash=tx["hash"], version=int(tx["version"]),
                                         index=index))
         return found
@@ -78,7 +83,8 @@ class EventFollower:
         return await self.since(rest, -1)
 
     async def since(self, rest: Any, after: int) -> list[ChainEvent]:
-        """Every bounty event with a version above `after`, up to the current ledger version, in chain order."""
+        """Every event of the module (links included) with a version above `after`, up to the current ledger
+        version, in chain order."""
         upto = int((await rest.info())["ledger_version"])
         await asyncio.gather(*(self._cover(rest, name, after) for name in self._windows))
         versions = sorted({v for w in self._windows.values() for v in w.versions if after < v <= upto})
@@ -95,7 +101,8 @@ class EventFollower:
 
     async def of_bounty(self, rest: Any, bounty_id: str) -> list[ChainEvent]:
         """The bounty's events, read from its creation on: the module numbers bounties from 1 and emits one
-        BountyCreated each, so bounty n's creation is event n - 1 of that handle (checked; all events otherwise)."""
+        BountyCreated each, so bounty n's creation is event n - 1 of that handle (checked; all events otherwise).
+        Events naming no bounty (links) are never part of it."""
         created = await self._page(rest, self._created, int(bounty_id) - 1, 1) if int(bounty_id) >= 1 else []
         from_version = -1
         if created and str(created[0]["data"].get("bounty_id")) == str(int(bounty_id)):

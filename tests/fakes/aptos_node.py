@@ -1,11 +1,12 @@
 """A loopback Aptos fullnode for tests: the real REST shapes, the bounty contract behind them.
 
 It speaks what aptos-sdk's RestClient and the Aptos adapter use (base path /v1): ledger info,
-accounts, BCS-signed transactions decoded and verified with aptos-sdk's own types, transactions by
+accounts, BCS-signed transactions decoded and verified with aptos-sdk's own types (the v2 module's
+argument types: u8, u64, String, address, vector<u8>, vector<u64>, vector<address>), transactions by
 hash and by version, view functions and event-handle listings. The contract is executed by the
-embedded ledger (`LocalLedger`, the same rules as the Move module; its node side `_execute` is called
+embedded ledger (`LocalLedger`, the same rules as the Move module; its node side `execute` is called
 once the BCS transaction is verified), so nothing is re-implemented here, and what the API shows is
-rendered from the ledger's records: transactions committed on `node.ledger` directly are seen too.
+rendered from the ledger's records and views: transactions committed on `node.ledger` directly are seen too.
 Knobs make it fail the next requests, lose the answer to a committed transaction, abort with a given
 Move code, or let another client act just before a submission; `requests` logs every request.
 """
@@ -22,17 +23,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from adapters import local_ledger
 from adapters.aptos_abi import load_abi, normalize_address
 from adapters.local_ledger import LocalLedger, TransactionRejected
 from domain.chain_events import ChainEvent
-from domain.contract import ABORT_CODES, Abort, ContractAbort
+from domain.contract import ABORT_CODES, DEFAULT_DISPUTE_PERIOD, Abort, BountyState, ContractAbort
 from tests.fakes.aptos_http import Drop, Handler, Reply, error, vm_rejection
 
 BCS_TX = "application/x.aptos.signed_transaction+bcs"
 FA_METADATA = "0x1::fungible_asset::Metadata"
 _GENERIC = re.compile(r"^(Option|vector)<(.+)>$")
 _TX_SALT = hashlib.sha3_256(b"APTOS::Transaction").digest()
-_MOVES_FUNDS = {"BountyCreated", "BountyPaid", "BountyCancelled"}
+_MOVES_FUNDS = {"BountyCreated", "BountyFunded", "BountyPaid", "RefundWithdrawn", "Tipped"}
+_SQLITE_MAX = 2**63 - 1  # the ledger's SQLite keys: a larger id is simply not there
+ZERO = "0x0"  # how the node prints the zero address: a ledger opened without a resolver or admin
 # Where the stand-in "publishes" the module and the USDT metadata object (leading zeros on purpose:
 # the node prints addresses short, the adapter must read them long).
 MODULE_ADDRESS = "0x" + hashlib.sha3_256(b"code3::bounty stand-in").hexdigest()
@@ -49,12 +53,14 @@ def short(address: str) -> str:
 
 class AptosNode:
     def __init__(self, path: Path, module_address: str, assets: dict[str, str], chain_id: int = 2,
-                 cooling_period: int = 100, resolver: str | None = None, admin: str | None = None) -> None:
+                 cooling_period: int = 100, resolver: str | None = None, admin: str | None = None,
+                 dispute_period: int = DEFAULT_DISPUTE_PERIOD) -> None:
         """`assets` maps a fungible-asset metadata address to the symbol the ledger books it under;
-        `resolver` and `admin` are what `initialize` was given (admin: the resolver when not named)."""
+        `resolver`, `admin` and the periods are what `initialize` was given (admin: the resolver when not
+        named)."""
         self.ledger = LocalLedger(path, cooling_period=cooling_period,
                                   resolver=normalize_address(resolver) if resolver else None,
-                                  admin=normalize_address(admin) if admin else None)
+                                  admin=normalize_address(admin) if admin else None, dispute_period=dispute_period)
         self.abi = load_abi()
         self.module_address = normalize_address(module_address)
         self.assets = {normalize_address(a): symbol for a, symbol in assets.items()}
@@ -221,9 +227,13 @@ class AptosNode:
                      and entry.module.name == self.abi.module)
         if not module_ok or entry.function not in self.abi.entry_functions or entry.function == "initialize":
             raise error(400, f"FUNCTION_NOT_FOUND: {entry.module}::{entry.function}", "invalid_input")
+        def address(d: Deserializer) -> str:
+            return normalize_address(str(AccountAddress.deserialize(d)))
+
         decoders: dict[str, Callable[[Deserializer], Any]] = {
             "u8": lambda d: d.u8(), "u64": lambda d: d.u64(), "bool": lambda d: d.bool(), "String": lambda d: d.str(),
-            "address": lambda d: normalize_address(str(AccountAddress.deserialize(d))),
+            "address": address, "vector<u8>": lambda d: d.to_bytes(),
+            "vector<u64>": lambda d: d.sequence(Deserializer.u64), "vector<address>": lambda d: d.sequence(address),
         }
         params = self.abi.arguments(entry.function)
         if len(params) != len(entry.args):
@@ -232,6 +242,9 @@ class AptosNode:
                                                                                               strict=True)}
         if "bounty_id" in args:
             args["bounty_id"] = str(args["bounty_id"])  # the ledger's ids are strings
+        for name, kind in params:
+            if kind == "vector<u8>":
+                args[name] = args[name].hex()  # the ledger's link_account takes the key and signature as hex
         return entry.function, args
 
     def _execute(self, sender: str, sequence: int, function: str, args: dict[str, Any], tx_hash: str,
@@ -241,6 +254,7 @@ class AptosNode:
         Returns the vm_status of a forced abort that the ledger's record cannot express (another module's).
         """
         forced = self._aborts.pop(0) if self._aborts else None
+        body = getattr(local_ledger._Execution, function)
         if forced is not None:
             code, location = forced
             ours = location is None and code in Abort._value2member_map_
@@ -248,7 +262,9 @@ class AptosNode:
             def abort(*_: Any) -> Any:
                 raise ContractAbort(Abort(code) if ours else Abort.INVALID_STATE)
 
-            self.ledger._run = abort  # type: ignore[method-assign]
+            # the entry function's body, replaced for this one transaction (under the node's lock; a test's
+            # other ledgers are not executing meanwhile)
+            setattr(local_ledger._Execution, function, abort)
         tx = {"sender": sender, "sequence_number": sequence, "function": f"code3::bounty::{function}", "args": args}
         try:
             self.ledger.execute(tx, tx_hash, public_key)
@@ -256,7 +272,7 @@ class AptosNode:
             raise error(400, str(exc), "invalid_input") from None
         finally:
             if forced is not None:
-                del self.ledger._run
+                setattr(local_ledger._Execution, function, body)
         if forced is None or ours:
             return None
         return f"Move abort in {location or f'{short(self.module_address)}::{self.abi.module}'}: {code:#x}"
@@ -288,8 +304,9 @@ class AptosNode:
     # transactions committed on the ledger directly (not through HTTP) are seen too.
 
     def _events(self) -> list[ChainEvent]:
-        """Every bounty event, followed incrementally (the ledger only appends): a node answers a page of a handle
-        or a transaction without reading the whole chain again, as a real one does."""
+        """Every event of the module (the bounties' and the links'), followed incrementally (the ledger only
+        appends): a node answers a page of a handle or a transaction without reading the whole chain again, as a
+        real one does."""
         with self._followed_lock:
             after = self._followed[-1].version if self._followed else 0
             for ev in self.ledger.events_since(after, limit=-1):
@@ -371,26 +388,52 @@ class AptosNode:
         if normalize_address(address) != self.module_address or module != self.abi.module \
                 or function not in self.abi.views:
             raise error(400, f"FUNCTION_NOT_FOUND: {request['function']}", "invalid_input")
-        returns = self.abi.views[function]["returns"]
-        if len(args) != len(self.abi.views[function]["params"]):
+        params, returns = self.abi.views[function]["params"], self.abi.views[function]["returns"]
+        if len(args) != len(params):
             raise error(400, "NUMBER_OF_ARGUMENTS_MISMATCH", "invalid_input")
-        if function == "list_bounty_ids":
-            return Reply(200, [[b.bounty_id for b in self.ledger.list_bounties()]])
+        try:
+            values = {name: _view_arg(kind, arg) for (name, kind), arg in zip(params, args, strict=True)}
+        except (TypeError, ValueError) as exc:
+            raise error(400, f"FAILED_TO_PARSE_ARGUMENT: {exc}", "invalid_input") from None
+        return Reply(200, [self._json(returns, self._view_value(function, values))])
+
+    def _view_value(self, function: str, v: dict[str, Any]) -> Any:
+        """What the module's view returns, read from the ledger (the same tables the module reads)."""
+        ledger = self.ledger
         if function == "get_config":
-            config = self.ledger.config()
-            return Reply(200, [self._json(returns, {
-                "admin": config.admin or "0x0", "resolver": config.resolver or "0x0", "asset": config.asset,
-                "escrow": ESCROW_ADDRESS, "cooling_period": config.cooling_period})])
-        state = (self.ledger.get_bounty(args[0]) if function == "get_bounty"
-                 else self.ledger.find_bounty_by_issue_hash(normalize_address(args[0]), args[1]))
-        value = None
-        if state is not None:
-            value = {**state.to_dict(), "bounty_id": int(state.bounty_id),
-                     "submissions": [{"worker": w, **s} for w, s in state.submissions.items()]}
-        return Reply(200, [self._json(returns, value)])
+            config = ledger.config()
+            return {"admin": config.admin or ZERO, "resolver": config.resolver or ZERO, "asset": config.asset,
+                    "escrow": ESCROW_ADDRESS, "cooling_period": config.cooling_period,
+                    "dispute_period": config.dispute_period}
+        if function == "get_bounty_by_issue_hash":
+            return _bounty_value(ledger.find_bounty_by_issue_hash(v["sponsor"], v["issue_hash"]))
+        if function in ("list_bounty_ids", "get_bounties"):
+            ids = ledger.list_bounty_ids(min(v["start"], _SQLITE_MAX), min(v["limit"], _SQLITE_MAX))
+            if function == "list_bounty_ids":
+                return [int(i) for i in ids]
+            return [_bounty_value(ledger.get_bounty(i)) for i in ids]
+        if function == "linked_account":
+            return ledger.linked_account(v["resolver"], v["forge_user_id"])
+        if function == "linked_forge_id":
+            return ledger.linked_forge_id(v["resolver"], v["account"])
+        if function == "settled_by":
+            found = ledger.settled_by(v["repo_id"], v["pr_number"])
+            return None if found is None else int(found)
+        if function == "nonce_used":
+            return ledger.nonce_used(v["account"], v["nonce"])
+        there = v["bounty_id"] <= _SQLITE_MAX
+        if function == "get_bounty":
+            return _bounty_value(ledger.get_bounty(str(v["bounty_id"])) if there else None)
+        if function == "contribution":
+            return ledger.contribution(str(v["bounty_id"]), v["funder"]) if there else 0
+        if function == "is_entrant":
+            return there and ledger.is_entrant(str(v["bounty_id"]), v["worker"])
+        raise AssertionError(f"the stand-in renders no view {function}")
 
     def _json(self, move_type: str, value: Any) -> Any:
         """A Move value as the REST API prints it."""
+        if move_type == "vector<u8>":
+            return "0x" + (value.hex() if isinstance(value, bytes) else str(value))
         generic = _GENERIC.match(move_type)
         if generic and generic.group(1) == "Option":
             return {"vec": [] if value is None else [self._json(generic.group(2), value)]}
@@ -401,10 +444,32 @@ class AptosNode:
         if move_type in ("u64", "u128", "u256"):
             return str(int(value))
         if move_type == "address":
-            return short(value)
+            return short(value) if value else ZERO  # "": an embedded ledger's bounty with no resolver yet
         if move_type in ("bool", "String"):
             return value
         return {name: self._json(kind, value[name]) for name, kind in self.abi.structs[move_type]}
+
+
+def _view_arg(kind: str, value: Any) -> Any:
+    """A view's argument as the REST API takes it (u64 as a decimal string, addresses in any form)."""
+    if kind == "u64":
+        number = int(str(value))
+        if not 0 <= number < 2**64:
+            raise ValueError(f"{value!r} is not a u64")
+        return number
+    if kind == "address":
+        return normalize_address(str(value))
+    if kind == "String":
+        return str(value)
+    raise ValueError(f"no view argument of type {kind}")
+
+
+def _bounty_value(state: BountyState | None) -> dict[str, Any] | None:
+    """A ledger's bounty as the module's `Bounty` struct (submissions as a vector, in submission order)."""
+    if state is None:
+        return None
+    return {**state.to_dict(), "bounty_id": int(state.bounty_id), "resolver": state.resolver or "",
+            "submissions": [{"worker": w, **s} for w, s in state.submissions.items()]}
 
 
 def _decode_exactly(decode: Callable[[Any], Any], value: bytes) -> Any:

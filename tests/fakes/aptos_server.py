@@ -1,6 +1,7 @@
 """The Aptos fullnode stand-in as a process of its own: `python -m tests.fakes.aptos_server --state DIR
---resolver ADDRESS --cooling-period S` prints `{"url", "module_address", "asset_metadata"}` on stdout and serves
-until SIGTERM. Its ledger is a SQLite file in DIR, so what it committed survives the processes that use it.
+--resolver ADDRESS --cooling-period S [--dispute-period S]` prints `{"url", "module_address", "asset_metadata"}`
+on stdout and serves until SIGTERM. Its ledger is a SQLite file in DIR, so what it committed survives the processes
+that use it.
 
 Beside the fullnode REST API (tests/fakes/aptos_node.py), the operator's routes under /_control/:
 - `POST /_control/mint {"address", "amount"}`: the faucet.
@@ -21,6 +22,7 @@ from typing import Any
 
 from adapters.aptos_abi import normalize_address
 from adapters.local_ledger import ESCROW
+from domain.contract import DEFAULT_DISPUTE_PERIOD
 from tests.fakes.aptos_http import Reply, error
 from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode
 
@@ -59,10 +61,12 @@ def main() -> None:
     parser.add_argument("--state", type=Path, required=True, help="directory of the ledger's SQLite file")
     parser.add_argument("--resolver", required=True, help="the address whose merge reports the contract accepts")
     parser.add_argument("--cooling-period", type=int, default=100)
+    parser.add_argument("--dispute-period", type=int, default=DEFAULT_DISPUTE_PERIOD)
     args = parser.parse_args()
     args.state.mkdir(parents=True, exist_ok=True, mode=0o700)  # Code3's SQLite refuses a shared directory
     node = StandaloneNode(args.state / "aptos-node.sqlite", MODULE_ADDRESS, {USDT_METADATA: "USDT"},
-                          cooling_period=args.cooling_period, resolver=args.resolver)
+                          cooling_period=args.cooling_period, resolver=args.resolver,
+                          dispute_period=args.dispute_period)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
