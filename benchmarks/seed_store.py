@@ -8,13 +8,13 @@ What lands is what the lifecycle handlers write, only batched:
   labelled with the bounty's state;
 - the event store (SQLite, or PostgreSQL with CODE3_DATABASE_URL, schema included): per bounty the Issue
   (PublishRequested, OpeningClaimed, Opened, BountyLinked, MetadataWritten, LabelsMirrored), the Bounty folded
-  from its chain events by the aggregate's own rules, and the publish/task/pr lookups, saved through the event
+  from its chain events by the aggregate's own rules, and the publish/task lookups, saved through the event
   store a batch at a time;
 - the views: the board caught up by its projector; the chain cursor and the forge mirror marked as caught up
   (a seeded store stands for one a worker has been running on: its comments are not posted again).
 
-Departures, said here so nobody mistakes a seeded store for a real one: pull requests are named by URL and not
-opened on the forge (their bounties have submitted PRs the forge does not know), an Issue records its labels once
+Departures, said here so nobody mistakes a seeded store for a real one: pull requests are recorded on the forge
+without git (no branch or commit behind them), an Issue records its labels once
 (the handlers record them at each transition), and no Spec aggregate or spec file is written.
 
     .venv/bin/python -m benchmarks.seed_store PROJECT_DIR 10000 [--database-url URL]
@@ -36,7 +36,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from adapters.keystore import Keystore, public_key_of
+from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import SIGNING_PREFIX, LocalLedger
 from adapters.ports import Signer
@@ -50,6 +50,7 @@ from domain.chain_events import ChainEvent
 from domain.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
 from domain.index import Index
 from domain.issue import Issue
+from domain.links import link_message
 from mcp_tools.lifecycle.chain_sync import CURSOR
 from mcp_tools.lifecycle.publish import _metadata, chain_name
 from mcp_tools.services import Services
@@ -152,6 +153,17 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
     issues: dict[int, Issue] = {}
     bounty_of: dict[int, str] = {}
     now = ledger.now()
+    repo_id, author_id = world.forge.get_repo(REPO).id, world.forge.user_id(WORKER)
+    link = Transactions(ledger)  # the worker's forge account linked to its address, as the resolver records it
+    link.add(sponsor, "link_account", {
+        "forge_user_id": author_id, "login": WORKER, "account": worker.address,
+        "public_key": public_key_of(worker.private_key_hex).hex(),
+        "signature": sign(worker, link_message(author_id, worker.address)).hex()})
+    link.run()
+    # the worker's PRs, as the forge records them (merged for the bounties that are paid or cooling)
+    world.forge.create_prs(REPO, [(100_000_000 + i, f"{WORKER}/growth:feat/{i}", WORKER, f"{i:040x}",
+                                   state in ("paid", "cooling")) for i, state in plan
+                                  if state in ("submitted", "paid", "cooling")])
 
     # the sponsor publishes: forge issues and bounties
     for batch in _batches(plan):
@@ -172,7 +184,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
             txs.add(sponsor, "create_bounty", {
                 "repo": REPO, "issue_hash": key, "asset": "USDT", "amount": u64_arg("amount", AMOUNT + i),
                 "deadline": u64_arg("deadline", now + DEFAULT_DEADLINE), "mode": mode_arg("contest"),
-                "hold_seconds": u64_arg("hold_seconds", 0)})
+                "hold_seconds": u64_arg("hold_seconds", 0), "repo_id": repo_id})
         for (i, _), receipt in zip(batch, txs.run(), strict=True):
             bounty_of[i] = str(receipt.events[0].data["bounty_id"])
         numbers = world.forge.create_issues(REPO, [
@@ -200,8 +212,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
                 txs.add(worker, "submit_pr", {"bounty_id": bounty_id, "pr_url": _pr_url(world, i),
                                               "commit_sha": f"{i:040x}"})
             if state == "paid":
-                txs.add(sponsor, "mark_merged", {"bounty_id": bounty_id, "pr_url": _pr_url(world, i),
-                                                 "winner": worker.address})
+                txs.add(sponsor, "mark_merged", _merge_args(bounty_id, world, i, repo_id, author_id))
         if txs.pending:
             txs.run()
     if any(state == "paid" for _, state in plan):  # the cooling period passes for the merged ones, then they are paid
@@ -212,8 +223,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
                 if state == "paid":
                     txs.add(worker, "claim_payout", {"bounty_id": bounty_of[i]})
                 else:  # merged after the jump: cooling for the next 7 days, nothing due
-                    txs.add(sponsor, "mark_merged", {"bounty_id": bounty_of[i], "pr_url": _pr_url(world, i),
-                                                     "winner": worker.address})
+                    txs.add(sponsor, "mark_merged", _merge_args(bounty_of[i], world, i, repo_id, author_id))
             txs.run()
 
     # the event store: each bounty's Issue, Bounty and lookups, a batch per save
@@ -227,9 +237,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
                 issue.mirror_labels(labels=sorted({"code3", bounty.status.label}))
                 world.forge.set_labels(REPO, issue.number or 0, sorted({"code3", bounty.status.label}))
             aggregates += [issue, bounty, Index(kind="publish", key=issue.feature_id, target=issue.issue_hash),
-                           Index(kind="task", key=issue.task_id or "", target=issue.issue_hash),
-                           *(Index(kind="pr", key=str(ev.data["pr_url"]), target=bounty.bounty_id)
-                             for ev in chain_events if ev.type == "PRSubmitted")]
+                           Index(kind="task", key=issue.task_id or "", target=issue.issue_hash)]
         world.sponsor.store.save(*aggregates)
         if progress:
             print(f"seeded {batch[-1][0] + 1 - start}/{n}", flush=True)
@@ -239,6 +247,12 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
     for _, state in plan:
         counts[state] += 1
     return dict(counts)
+
+
+def _merge_args(bounty_id: str, world: World, i: int, repo_id: int, author_id: int) -> dict[str, Any]:
+    """The resolver's report of PR i merged, written by the linked worker (what it reads on the forge)."""
+    return {"bounty_id": bounty_id, "pr_url": _pr_url(world, i), "author_id": author_id, "repo_id": repo_id,
+            "pr_number": 100_000_000 + i}
 
 
 def _bounty(events: list[ChainEvent]) -> Bounty:

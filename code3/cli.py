@@ -46,6 +46,10 @@ def _require_local(settings: Settings, port: str, what: str) -> None:
 def cmd_account(args: argparse.Namespace) -> int:
     from adapters.keystore import Keystore
 
+    if args.action == "link":
+        from code3.bounty_cli import cmd_account_link
+
+        return cmd_account_link(args)
     settings = _settings(args)
     keystore = Keystore(settings.keystore_dir)
     if args.action == "migrate":
@@ -340,22 +344,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
         s.close()
 
 
-def cmd_bounty(args: argparse.Namespace) -> int:
-    from code3.wiring import build_services
-    from domain.errors import Code, Code3Error
-    from mcp_tools.lifecycle import settle
-
-    if not args.bounty_id.isascii() or not args.bounty_id.isdigit() or len(args.bounty_id) > 20:
-        raise Code3Error(Code.VALIDATION, f"invalid bounty id {args.bounty_id[:40]!r}",
-                         "pass the bounty's id, a number (publish and accept_task report it)")
-    s = build_services(_settings(args))
-    try:
-        print(json.dumps(settle.cancel_bounty(s, args.bounty_id)))
-        return 0
-    finally:
-        s.close()
-
-
 def cmd_init(args: argparse.Namespace) -> int:
     from code3.init import init_project, report
 
@@ -429,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     p = common(sub.add_parser("account", help="manage the keystore (the identities this server acts as)"))
-    p.add_argument("action", choices=["new", "list", "fund", "export", "import", "migrate"])
+    p.add_argument("action", choices=["new", "list", "fund", "export", "import", "migrate", "link"])
     p.add_argument("target", nargs="?", default=None, metavar="NAME|FILE",
                    help="the account's name (new, fund, export; fund also takes an address) or the exported "
                         "file (import); migrate moves an older Code3's keys and secrets from <project>/.code3/ "
@@ -442,6 +430,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "CODE3_PASSPHRASE or a prompt, never from an argument")
     p.add_argument("--name", dest="new_name", default=None,
                    help="with import: the name to store the key under (default: its exported name)")
+    p.add_argument("--on", default=None, metavar="URL",
+                   help="with link: the issue or PR the link statement is posted on (as a comment, with your forge "
+                        "account)")
+    p.add_argument("--resolver", default=None, metavar="ADDRESS",
+                   help="with link: the resolver whose links to join (default: the registry's current resolver)")
     p.set_defaults(func=cmd_account)
 
     p = common(sub.add_parser("ledger", help="the embedded ledger: show it, or move its clock"))
@@ -492,10 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with check: the signer the export must be signed by (else any valid signer is shown)")
     p.set_defaults(func=cmd_audit)
 
-    p = common(sub.add_parser("bounty", help="sponsor actions outside the MCP tools"))
-    p.add_argument("action", choices=["cancel"], help="cancel: refund an unmerged bounty, or dispute a cooling one")
-    p.add_argument("bounty_id")
-    p.set_defaults(func=cmd_bounty)
+    from code3.bounty_cli import add_bounty_parser
+
+    add_bounty_parser(sub, common)
 
     p = common(sub.add_parser("init", help="make this git repository a Code3 project: state, identity, forge "
                                            "repository, faucet funds, .mcp.json and the `claude mcp add` line"))

@@ -138,10 +138,11 @@ def _lifecycle(project: Path, home: Path) -> None:
 
     merged = forge.merge_pr(prs["bob"])
     print(f"    (the maintainer merges bob's PR on the forge: {merged.merge_sha})")
-    t.do("alice", "mark_merged (as the merge webhook reports it)",
-         lambda s: settle.mark_merged(s, prs["bob"], delivery_id="demo-delivery-1"))
+    t.do("alice", "mark_merged (as the merge webhook reports it: the resolver reads the PR on the forge, links its "
+                  "author from the statement bob's submit_pr posted, and names bob the winner)",
+         lambda s: settle.mark_merged(s, prs["bob"], delivery_id="demo-delivery-1", bounty_id=bounty_id))
     t.do("alice", "the same webhook delivery again (no second effect)",
-         lambda s: settle.mark_merged(s, prs["bob"], delivery_id="demo-delivery-1"))
+         lambda s: settle.mark_merged(s, prs["bob"], delivery_id="demo-delivery-1", bounty_id=bounty_id))
     t.do("bob", "server_mcp.claim_payout during cooling", lambda s: settle.claim_payout(s, bounty_id),
          expect="E_COOLING")
     ledger.advance(ledger.cooling_period + 1)

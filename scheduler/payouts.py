@@ -73,7 +73,7 @@ class Payouts:
             try:
                 paid = settle.claim_payout(winner, bounty_id)
             except Code3Error as exc:
-                if exc.code in (Code.COOLING, Code.CHAIN_TX_FAILED):
+                if exc.code in (Code.COOLING, Code.CHAIN_TX_FAILED, Code.PRECONDITION):  # PRECONDITION: disputed
                     log.info("claim of bounty %s deferred: %s", bounty_id, exc.code.value)
                     return "deferred"
                 raise
@@ -97,7 +97,9 @@ class Payouts:
 
 
 def expire(s: Services, services_for: Callable[[str], Services | None]) -> list[str]:
-    """Cancel (and refund) open bounties past their deadline, when this installation holds the sponsor's key."""
+    """Cancel (and refund the sponsor's share of) bounties past their deadline, when this installation holds the
+    sponsor's key and the contract allows it: no live PR (the resolver saw each one closed), or the deadline's grace
+    over; never while a submitted PR shows merged on the forge (its merge is reported instead)."""
     expired = []
     for row in board.expired_bounties(s.views, s.chain.now()):
         sponsor = services_for(row["sponsor"])
@@ -107,7 +109,13 @@ def expire(s: Services, services_for: Callable[[str], Services | None]) -> list[
             log.info("bounty %s is past its deadline but a submitted PR merged on the forge: no refund; the "
                      "merge is reported instead", row["bounty_id"])
             continue
-        settle.cancel_bounty(sponsor, row["bounty_id"])
+        try:
+            settle.cancel_bounty(sponsor, row["bounty_id"])
+        except Code3Error as exc:
+            if exc.code not in (Code.PRECONDITION, Code.INVALID_STATE):
+                raise
+            log.debug("bounty %s: no refund yet (%s)", row["bounty_id"], exc.message)
+            continue
         log.info("bounty %s expired at its deadline; refunded to its sponsor", row["bounty_id"])
         expired.append(row["bounty_id"])
     return expired

@@ -59,7 +59,7 @@ class Worker:
         self._reanchored_at: float | None = None
         self._loom_files: dict[str, str | None] = {}  # annotated file -> digest of its text at the last pass
         self.reconcile_page = RECONCILE_PAGE
-        self.merge_watch = MergeWatch()  # submitted PRs looked up on the forge, a page a round (a rolling pass)
+        self.merge_watch = MergeWatch()  # live submissions judged on the forge by their resolver, a page a round
         self._reconciling: tuple[int, str | None] = (0, None)  # the rolling pass: (index in board.LIVE, last id)
 
     def services_for(self, address: str | None) -> Services | None:
@@ -90,7 +90,7 @@ class Worker:
             *((p.name, lambda p=p: self.runner.catch_up(p, budget_s=MIRROR_ROUND_S)) for p in self.projectors),
             ("reconciled", self._reconcile_page),
             ("webhook_retries", lambda: len(retry_due(self.s))),
-            ("merges_found", lambda: len(self.merge_watch.look(self._resolver_services()))),
+            ("merges_found", lambda: len(self.merge_watch.look(self.s, self.services_for))),
             ("expired", lambda: len(expire(self.s, self.services_for))),
             ("payouts", self._settle_due),
             ("annotations_reanchored", self._reanchor),
@@ -125,10 +125,6 @@ class Worker:
             bounty = sync_bounty(self.s, bounty_id)
             corrected += bounty is not None and reconcile(self.s, bounty)
         return corrected
-
-    def _resolver_services(self) -> Services:
-        """Merges are reported by the contract's resolver: its key when this installation holds it."""
-        return self.services_for(self.s.chain.config().resolver) or self.s
 
     def _settle_due(self) -> int:
         due = self.payouts.due()

@@ -9,7 +9,8 @@ Fields beyond seed 001's examples, kept because a client needs them: `workdir`, 
 commit submit_pr records), `tx_hash` (submit_pr, claim_payout), `amount`/`asset`/`amount_display`
 (claim_payout: what was paid; publish's `bounty`: what was escrowed; the human value beside the smallest
 unit), `bounty_id` (submit_pr, claim_payout: the bounty acted on), `message`/`hint` (accept_best_task
-when nothing matches). Dropped as echoes of the input: accept_task's `task_id`, accept_best_task's
+when nothing matches), `link` (submit_pr: whether the PR's author is linked to the worker's address, which a
+merge pays). Dropped as echoes of the input: accept_task's `task_id`, accept_best_task's
 `strategy`, open_pr's `number` (it is in `pr_url`), submit_pr's `pr_url`.
 """
 
@@ -133,10 +134,22 @@ class CommentAnswer(TypedDict):
 
 
 @with_config(STRICT)
+class LinkState(TypedDict):
+    status: Annotated[str, Field(description="linked: the chain links your forge account to your address; statement "
+                                             "published: a signed link statement of yours is in a comment, which "
+                                             "the bounty's resolver records before paying")]
+    forge_user: Annotated[str, Field(description="your forge login")]
+    account: Annotated[str, Field(description="your chain address (the one a merge of your PR pays)")]
+    comment_url: NotRequired[Annotated[str, Field(description="the comment holding your link statement")]]
+
+
+@with_config(STRICT)
 class SubmitAnswer(TypedDict):
     success: Success
     bounty_id: BountyId
     tx_hash: TxHash
+    link: NotRequired[Annotated[LinkState, Field(description="how a merge of this PR reaches you: the bounty pays "
+                                                             "the address linked to the PR's author")]]
 
 
 @with_config(STRICT)

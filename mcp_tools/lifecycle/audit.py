@@ -181,16 +181,17 @@ def _pairs(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[tuple[Any, 
 
 
 def _disagreements(s: Services, bounty: Bounty) -> list[str]:
-    """The chain against the mirror, and every PR the chain says was submitted must lead back to its bounty
-    (or a merge webhook for it would be ignored: a stranded bounty)."""
+    """The chain against the mirror: every live submission on chain must be live in the log too (or a merge webhook
+    for its PR would find no bounty: a stranded submission, until a sync records it)."""
     chain = s.chain.get_bounty(bounty.bounty_id)
     if chain is None:
         return [f"bounty {bounty.bounty_id} is in the log but not on chain"]
     problems = [] if chain.comparable() == bounty.comparable() else [
         f"bounty {bounty.bounty_id} disagrees with the chain"]
-    return problems + [f"bounty {bounty.bounty_id} is stranded: its submitted PR {sub['pr_url']} leads to no "
-                       "bounty (run the worker or any tool on this bounty: chain sync records the lookup)"
-                       for sub in chain.submissions.values() if lookup(s, "pr", sub["pr_url"]) is None]
+    return problems + [f"bounty {bounty.bounty_id} is stranded: its submitted PR {sub['pr_url']} is not in the log "
+                       "(run the worker or any tool on this bounty: chain sync records it)"
+                       for worker in chain.submissions.keys() - bounty.submissions.keys()
+                       for sub in [chain.submissions[worker]]]
 
 
 def _orphan_issues(s: Services, owned: set[tuple[str, int]], repos: set[str], progress: Progress) -> list[str]:

@@ -12,7 +12,7 @@ from adapters.event_store import Change, EventStore
 from adapters.ports import Forge, Receipt
 from domain.bounty import Bounty
 from domain.chain_events import ChainEvent
-from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, BountyState, ContractAbort, Status
+from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, BountyState, ContractAbort, Status, state_label
 from domain.errors import Code, Code3Error
 from domain.index import Index
 from domain.issue import Issue
@@ -22,25 +22,26 @@ HINTS: dict[Abort, str] = {
     Abort.BOUNTY_NOT_FOUND: "check the bounty_id (publish returns it; accept_task reports it)",
     Abort.INVALID_STATE: "read the bounty's state first: this step is not allowed in it",
     Abort.NOT_SPONSOR: "run this with the sponsor's identity (CODE3_IDENTITY)",
-    Abort.NOT_RESOLVER: "merges are reported by the contract's resolver (on the embedded default the serve "
-                        "identity, CODE3_RESOLVER); let `code3 serve` or the worker report it",
+    Abort.NOT_RESOLVER: "this is the bounty's resolver's to do (on the embedded default the serve identity, "
+                        "CODE3_RESOLVER); let `code3 serve` or the worker do it",
     Abort.COOLING: "wait until cooling_until, then claim again",
     Abort.NOT_ACCEPTED: "accept the task first (server_mcp.accept_task)",
     Abort.ISSUE_HASH_EXISTS: "re-run publish with the same arguments to resume it",
-    Abort.INSUFFICIENT_BALANCE: "fund the sponsor's account (`code3 account fund NAME --amount N` on the "
-                                "embedded ledger), then retry",
+    Abort.INSUFFICIENT_BALANCE: "fund the account (`code3 account fund NAME --amount N` on the embedded ledger), "
+                                "then retry",
     Abort.INVALID_AMOUNT: "pass a positive integer amount in the asset's smallest unit",
-    Abort.PR_NOT_SUBMITTED: "the PR must have been submitted on chain (server_mcp.submit_pr) before it merges",
+    Abort.PR_NOT_SUBMITTED: "the PR must have been submitted on chain (server_mcp.submit_pr) by that worker",
     Abort.SPONSOR_CANNOT_ACCEPT: "accept with a worker identity, not the sponsor's",
     Abort.PR_ALREADY_SUBMITTED: "a worker submits one PR per bounty; reuse the PR already submitted",
     Abort.NOT_ADMIN: "run this with the contract admin's identity",
-    Abort.WRONG_WINNER: "name the PR's author as the winner: the worker who submitted that PR on chain",
+    Abort.NOT_LINKED: "the forge account must be linked to its chain address first (`code3 account link`)",
     Abort.HELD_BY_OTHER: "choose another task (server_mcp.accept_best_task), or accept again after the hold ends",
     Abort.HOLD_EXPIRED: "accept the task again (server_mcp.accept_task) to renew the hold if nobody else took it",
-    Abort.PR_URL_TAKEN: "submit your own PR: this one was submitted by another worker",
+    Abort.PR_ALREADY_SETTLED: "a merged PR settles one bounty: open another PR for this one",
     Abort.DEADLINE_NOT_REACHED: "wait for the bounty's deadline, or for the submitted PR to be merged or closed",
-    Abort.DISPUTE_WINDOW_CLOSED: "the payout is due to the winner; a dispute is possible only before cooling_until",
-    Abort.TOO_MANY_WORKERS: "choose another task (server_mcp.accept_best_task)",
+    Abort.DISPUTE_WINDOW_CLOSED: "the time for this is over: a payout is due to the winner, or a refund to the "
+                                 "funders",
+    Abort.TOO_MANY_SUBMISSIONS: "choose another task (server_mcp.accept_best_task)",
     Abort.INVALID_DEADLINE: "pass a deadline after now and at most 365 days ahead",
     Abort.INVALID_MODE: "use mode exclusive or contest",
     Abort.INVALID_HOLD: "exclusive: a hold time of 1 s to 30 days; contest: no hold time",
@@ -49,6 +50,21 @@ HINTS: dict[Abort, str] = {
     Abort.INVALID_ISSUE_HASH: "the issue hash is the sha256 of the publish terms, 64 lowercase hex digits",
     Abort.INVALID_PR_URL: "pass the PR's URL (at most 300 bytes)",
     Abort.INVALID_COMMIT_SHA: "pass the PR head's full commit id (40 or 64 lowercase hex digits)",
+    Abort.SUBMISSION_LIVE: "wait until the resolver has seen the submitted PR closed (close it on the forge), or "
+                           "until 7 days after the deadline",
+    Abort.DISPUTED: "wait for the resolver's ruling (`code3 bounty rule`), or for the dispute's time to end",
+    Abort.NO_DISPUTE: "open a dispute first (`code3 bounty dispute ID --reason ...`)",
+    Abort.INVALID_REASON: "give a reason of 1 to 500 bytes",
+    Abort.INVALID_SHARE: "a ruling's share is 0 (refund) to 10000 (pay) basis points",
+    Abort.NONCE_USED: "this action was done already under this nonce; use a new nonce for a new one",
+    Abort.NO_REFUND: "nothing is due to this funder: the bounty was not refunded, or the share was withdrawn",
+    Abort.INVALID_SPLIT: "name 1 to 10 different linked recipients, each with a share of 1 to 1000000",
+    Abort.INVALID_SIGNATURE: "the statement must be signed by the key of the account it names (`code3 account link`)",
+    Abort.INVALID_LINK: "a link names a forge user id above 0 and a login of 1 to 39 bytes",
+    Abort.WRONG_REPO: "only a PR of the bounty's repository can settle it",
+    Abort.CLOSED_RECENTLY: "a submitted PR was closed unmerged: its worker may dispute for 7 days after; cancel then",
+    Abort.NOT_WINNER: "run this with the winner's identity",
+    Abort.INVALID_DISPUTE_PERIOD: "use a dispute period of 1 s to 90 days",
 }
 
 
@@ -95,6 +111,8 @@ def refuse_doomed(s: Services, bounty_id: str, rule: Callable[[BountyState, int]
     the final judge of what it is then sent)."""
     with chain_read():
         state, now = s.chain.get_bounty(bounty_id), s.chain.now()
+        if state is not None and state.resolver is None:  # as the chain: it takes the registry's, once
+            state.resolver = s.chain.config().resolver
     if state is None:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
     try:
@@ -114,15 +132,7 @@ def sync_bounty(s: Services, bounty_id: str, known: Bounty | None = None,
         events = s.chain.bounty_events(bounty_id)
     if not events:
         return None
-    return s.store.update_all(_follow(bounty_id, events, known, then, new=False), *pr_lookups(bounty_id, events))[0]
-
-
-def pr_lookups(bounty_id: str, events: list[ChainEvent]) -> list[Change[Index]]:
-    """The PR → bounty lookups the chain's PRSubmitted events imply, so a crash between a submit
-    transaction and its recording heals on the next sync (the merge webhook then finds its bounty).
-    The first bounty a PR was submitted to keeps it; the handlers refuse a second before any transaction."""
-    return [index_change("pr", str(ev.data["pr_url"]), bounty_id, first_wins=True)
-            for ev in events if ev.type == "PRSubmitted"]
+    return s.store.update_all(_follow(bounty_id, events, known, then, new=False))[0]
 
 
 def bounty_change(s: Services, bounty_id: str, known: Bounty | None = None,
@@ -159,19 +169,20 @@ def record(s: Services, bounty_id: str, known: Bounty | None = None, then: Calla
     if not events:
         raise Code3Error(Code.NOT_FOUND, f"no bounty {bounty_id} on chain", "check the bounty_id")
     issue = issue or s.store.get(Issue, Issue.create_id(str(events[0].data["issue_hash"])))
-    labels = mirror_state_label(s.forge, issue, _status_after(events))
-    changes = [_follow(bounty_id, events, known, then, new=False), *pr_lookups(bounty_id, events), *extra]
+    labels = mirror_state_label(s.forge, issue, *_status_after(events))
+    changes = [_follow(bounty_id, events, known, then, new=False), *extra]
     if issue is not None and labels is not None:
         changes.insert(1, labels_recorded(issue.id, labels, issue))
     return s.store.update_all(*changes)[0], labels or []
 
 
-def _status_after(events: list[ChainEvent]) -> Status:
-    """The state the chain's events lead to, folded by the aggregate's own rules (nothing is saved)."""
+def _status_after(events: list[ChainEvent]) -> tuple[Status, bool]:
+    """The state the chain's events lead to, and whether a dispute is open then, folded by the aggregate's own
+    rules (nothing is saved)."""
     preview = Bounty.from_chain(events[0])
     for ev in events[1:]:
         preview.observe(ev)
-    return Status(preview.status)
+    return Status(preview.status), preview.dispute is not None
 
 
 def require_bounty(s: Services, bounty_id: str) -> Bounty:
@@ -183,23 +194,25 @@ def require_bounty(s: Services, bounty_id: str) -> Bounty:
     return bounty
 
 
-def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status) -> list[str]:
+def reflect_labels(store: EventStore, forge: Forge, issue_id: UUID, status: Status, disputed: bool = False
+                   ) -> list[str]:
     """Set the issue's state label for `status`, keeping other labels; idempotent, so safe to repeat."""
     issue = store.get(Issue, issue_id)
-    labels = mirror_state_label(forge, issue, status)
+    labels = mirror_state_label(forge, issue, status, disputed)
     if issue is None or labels is None:
         return []
     store.update_all(labels_recorded(issue_id, labels, issue))
     return labels
 
 
-def mirror_state_label(forge: Forge, issue: Issue | None, status: Status) -> list[str] | None:
-    """Put `status`'s label on the issue (other labels kept); the labels it now has, or None when the
-    issue is not open on the forge yet."""
+def mirror_state_label(forge: Forge, issue: Issue | None, status: Status, disputed: bool = False
+                       ) -> list[str] | None:
+    """Put `status`'s label on the issue (other labels kept; `disputed` while a dispute is open); the labels it now
+    has, or None when the issue is not open on the forge yet."""
     if issue is None or issue.number is None:
         return None
     current = forge.get_issue(issue.repo, issue.number).labels
-    wanted = sorted({label for label in current if label not in STATUS_LABELS} | {status.label})
+    wanted = sorted({label for label in current if label not in STATUS_LABELS} | {state_label(status, disputed)})
     if wanted != sorted(current):
         forge.set_labels(issue.repo, issue.number, wanted)
     return wanted

@@ -13,8 +13,10 @@ import time
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
 from domain.bounty import Bounty
+from domain.contract import BountyState
 from domain.errors import present
 from mcp_tools.lifecycle.chain_record import sync_bounty
+from mcp_tools.lifecycle.identity import record_links
 from mcp_tools.services import Services
 
 log = logging.getLogger("code3.chain_sync")
@@ -33,7 +35,8 @@ def sync_new_events(s: Services, views: SqlDb, limit: int = PAGE, max_pages: int
         events = s.chain.events_since(cursor.get(), limit)
         if not events:
             break
-        for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events):
+        record_links(s, events)  # identity links carry no bounty id
+        for bounty_id in dict.fromkeys(str(ev.data["bounty_id"]) for ev in events if "bounty_id" in ev.data):
             bounty = sync_bounty(s, bounty_id)
             if bounty is not None:
                 reconcile(s, bounty)
@@ -71,14 +74,22 @@ def reconcile(s: Services, bounty: Bounty, looks: int = 3) -> bool:
         if bounty.comparable() == chain:
             return False
         log.warning("bounty %s disagreed with the chain; adopting the chain's state", bounty.bounty_id)
+        entrants = _confirmed_entrants(s, bounty, after)
 
-        def change(current: Bounty | None, chain: dict = chain) -> Bounty | None:
+        def change(current: Bounty | None, chain: dict = chain, entrants: list[str] = entrants) -> Bounty | None:
             current = present(current, "the Bounty")
-            return current if current.reconcile(chain) else None
+            return current if current.reconcile(chain, entrants) else None
 
         s.store.update(Bounty, bounty.id, change, known=bounty)
         return True
     return False
+
+
+def _confirmed_entrants(s: Services, bounty: Bounty, state: BountyState) -> list[str]:
+    """The mirror's workers the chain confirms: an exclusive bounty's holder, a contest's entrants by its view."""
+    if bounty.exclusive:
+        return [state.holder] if state.holder else []
+    return [w for w in bounty.workers if s.chain.is_entrant(bounty.bounty_id, w)]
 
 
 def reconcile_all(s: Services) -> list[str]:

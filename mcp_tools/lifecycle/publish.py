@@ -268,9 +268,10 @@ def _create_bounty(s: Services, issue: Issue, mode: str = "exclusive", hold: int
     with chain_read():
         state = s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash)
     if state is None:
+        repo_id = s.forge.get_repo(issue.repo).id  # the resolver pays for PRs of this repository id only
         receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
                                                   int(issue.amount), deadline=issue.deadline, mode=mode,
-                                                  hold_seconds=hold),
+                                                  hold_seconds=hold, repo_id=repo_id),
                             f"sponsor {s.signer.name} ({s.signer.address})")
         bounty_id = str(receipt.events[0].data["bounty_id"])
     else:  # publish links a bounty only when its terms are this publish's (sponsor by the lookup, amount, asset)

@@ -1,8 +1,10 @@
 """The GitHub webhook: signature check, the merge that starts cooling, and a retrying inbox.
 
 A delivery is verified (HMAC-SHA256 of the raw body, constant-time compare) before anything is
-parsed. `pull_request` closed-and-merged calls `mark_merged` for the bounty the PR was submitted to
-(idempotent on delivery id and bounty). A delivery that fails for a transient reason is kept in the
+parsed. A `pull_request` closed (merged or not) has the resolver judge, on the forge, the submissions of that PR
+for each bounty it was submitted to (settle.mark_merged: a merge is reported, a closed PR or junk rejected),
+idempotent on delivery id and bounty. The payload itself is never trusted for who is paid: the resolver reads the
+PR from the forge. A delivery that fails for a transient reason is kept in the
 inbox and retried with backoff by the worker; one that keeps failing lands in the dead-letter list,
 which `code3 webhooks retry` replays.
 """
@@ -21,8 +23,10 @@ from typing import Any
 from adapters.webhook_inbox import Inbox
 from domain.errors import Code, Code3Error, present
 from mcp_tools.lifecycle import settle
-from mcp_tools.lifecycle.chain_record import lookup
 from mcp_tools.services import Services
+from projections import board
+from projections.board import BountyBoard
+from projections.runner import follow
 
 log = logging.getLogger("code3.webhook")
 MAX_ATTEMPTS = 5
@@ -65,11 +69,12 @@ def receive(s: Services, secret: bytes, headers: dict[str, str], body: bytes) ->
         return Answer(400, {"error": f"malformed JSON payload: {exc}"})
     if event == "ping":
         return Answer(200, {"ok": True, "zen": payload.get("zen")})
-    merged_pr = _merged_pr(event, payload)
-    if merged_pr is None:
+    closed_pr = _closed_pr(event, payload)
+    if closed_pr is None:
         return Answer(202, {"ignored": f"{event} {payload.get('action', '')}".strip()})
-    if lookup(s, "pr", merged_pr) is None:
-        return Answer(202, {"ignored": f"{merged_pr} was not submitted for a bounty"})
+    follow(s.store, s.views, BountyBoard())  # the submissions recorded up to now
+    if not board.bounties_with_pr(s.views, closed_pr):
+        return Answer(202, {"ignored": f"{closed_pr} was not submitted for a bounty"})
     inbox = Inbox(s.views)
     inbox.record(delivery, event, body.decode("utf-8"))
     return process(s, inbox, delivery)
@@ -100,11 +105,12 @@ def nesting_depth(text: str) -> int:
     return max(accumulate(memoryview(brackets).cast("b")), default=0)
 
 
-def _merged_pr(event: str, payload: dict[str, Any]) -> str | None:
+def _closed_pr(event: str, payload: dict[str, Any]) -> str | None:
+    """The URL of a PR the delivery says was closed (merged or not); what happened is read from the forge."""
     pr = payload.get("pull_request")
     if event != "pull_request" or payload.get("action") != "closed" or not isinstance(pr, dict):
         return None
-    if not pr.get("merged") or not isinstance(pr.get("html_url"), str):
+    if not isinstance(pr.get("html_url"), str):
         return None
     return str(pr["html_url"])
 
@@ -114,10 +120,10 @@ def process(s: Services, inbox: Inbox, delivery: str) -> Answer:
     row = inbox.get(delivery)
     if row is None:
         return Answer(404, {"error": f"no delivery {delivery}"})
-    pr_url = _merged_pr(row["event"], json.loads(row["payload"]))
-    pr_url = present(pr_url, "the merged PR of a stored delivery")
+    pr_url = _closed_pr(row["event"], json.loads(row["payload"]))
+    pr_url = present(pr_url, "the closed PR of a stored delivery")
     try:
-        result = settle.mark_merged(s, pr_url, delivery_id=delivery)
+        result = settle.settle_pr(s, pr_url, delivery)
     except Code3Error as exc:
         dead = exc.code not in TRANSIENT or row["attempts"] + 1 >= MAX_ATTEMPTS
         inbox.failed(delivery, exc.as_dict(), dead)

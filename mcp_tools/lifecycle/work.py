@@ -66,12 +66,14 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
     me, now = s.signer.address, _chain_now(s)
+    _refuse_unpayable_repo(s, bounty)
     if _held_by_other(bounty, me, now):
         raise Code3Error(Code.INVALID_STATE, f"task {task_id} is held by another worker until {bounty.hold_until}",
                          "choose another task (server_mcp.accept_best_task), or accept this one again after "
                          f"hold_until={bounty.hold_until}")
     if me not in bounty.workers or (bounty.exclusive and not (bounty.hold_until or 0) > now):
-        refuse_doomed(s, bounty_id, lambda state, now: contract.accept(state, me, now), f"bounty {bounty_id}")
+        entered = s.chain.is_entrant(bounty_id, me)
+        refuse_doomed(s, bounty_id, lambda state, now: contract.accept(state, me, now, entered), f"bounty {bounty_id}")
         raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
@@ -130,6 +132,15 @@ def accept_best_task(
             "message": "every matching bounty is held by another worker", "hint": "try again later"}
 
 
+def _refuse_unpayable_repo(s: Services, bounty: Any) -> None:
+    """A bounty whose recorded repository id is not the forge's repository of its name could never pay a PR there:
+    say so before anyone works on it."""
+    if bounty.repo_id and s.forge.get_repo(bounty.repo).id != bounty.repo_id:
+        raise Code3Error(Code.PRECONDITION, f"bounty {bounty.bounty_id} names repository id {bounty.repo_id}, but "
+                         f"{bounty.repo} on this forge has another id: no PR there could be paid",
+                         "choose another task; the sponsor publishes it again on the right repository")
+
+
 def _chain_now(s: Services) -> int:
     with chain_read():
         return s.chain.now()
@@ -147,7 +158,8 @@ def withdraw_task(s: Services, task_id: Annotated[str, Field(description="owner/
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
     if s.signer.address in bounty.workers:
-        refuse_doomed(s, bounty_id, lambda state, _now: contract.withdraw(state, s.signer.address),
+        entered = s.chain.is_entrant(bounty_id, s.signer.address)
+        refuse_doomed(s, bounty_id, lambda state, _now: contract.withdraw(state, s.signer.address, entered),
                       f"bounty {bounty_id}")
         raise_for(s.chain.withdraw_task(s.signer, bounty_id), f"bounty {bounty_id}")
     _, labels = record(s, bounty_id, bounty, issue=issue)
@@ -230,7 +242,8 @@ def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the
         if (workdir / ".git").exists() and current_branch(workdir) == branch:
             commit_all(workdir, title)
             s.forge.push(workdir, branch)
-    pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", "main", title, body)
+    base = s.forge.get_repo(repo).default_branch  # a bounty pays only for a PR into the default branch
+    pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", base, title, body)
     return {"success": True, "pr_url": pr.url, "head_sha": pr.head_sha}
 
 
@@ -248,40 +261,71 @@ def comment_issue(s: Services, issue_url: str, body: str) -> CommentAnswer:
 def submit_pr(s: Services, bounty_id: str, pr_url: str,
               commit_sha: Annotated[str | None, Field(description="the PR head; read from the PR when omitted")]
               = None) -> SubmitAnswer:
-    """Record submit_pr(bounty_id, pr_url, commit_sha) on chain (idempotent on pr_url)."""
+    """Record submit_pr(bounty_id, pr_url, commit_sha) on chain (idempotent on pr_url).
+
+    A merge pays the address linked to the PR's author: unless your forge account is linked already, a link
+    statement signed by your key is posted on the PR for the bounty's resolver to record (see `link` in the answer)."""
     bounty = require_bounty(s, bounty_id)
     if commit_sha is not None and not SHA.fullmatch(commit_sha):
         raise Code3Error(Code.VALIDATION, f"commit_sha {commit_sha!r} is not a hex commit id",
                          "pass the PR head's commit id, or omit it")
-    mine = bounty.submission_of(s.signer.address)
+    mine = bounty.live_submission_of(s.signer.address)
     if mine is not None:
         if mine["pr_url"] == pr_url:
-            record(s, bounty_id, bounty)  # a retry after a crash: the lookup and the label catch up
-            return {"success": True, "bounty_id": bounty_id, "tx_hash": mine["tx_hash"]}
+            record(s, bounty_id, bounty)  # a retry after a crash: the label catches up
+            return {"success": True, "bounty_id": bounty_id, "tx_hash": mine["tx_hash"],
+                    "link": _link_state(s, bounty, pr_url)}
         raise Code3Error(Code.IDEMPOTENT_REJECTED,
                          f"you already submitted {mine['pr_url']} for bounty {bounty_id}",
                          "a worker submits one PR per bounty; push further commits to that PR")
+    pr = _payable_pr(s, bounty, pr_url)
+    elsewhere = [b for b in _bounties_with(s, pr_url) if b != bounty_id]
+    if elsewhere:
+        raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{pr_url} is already submitted for bounty {elsewhere[0]}",
+                         "a merged pull request settles one bounty: open another one for this bounty")
+    sha = commit_sha or pr.head_sha
+    entered = s.chain.is_entrant(bounty_id, s.signer.address)
+    refuse_doomed(s, bounty_id, lambda state, now: contract.submit_pr(state, s.signer.address, pr_url, sha, now,
+                                                                      entered), f"bounty {bounty_id}")
+    raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, sha))
+    bounty, _ = record(s, bounty_id, bounty)
+    # the transaction that recorded the submission: the same for racing submitters (a repeat is a no-op on chain)
+    tx_hash = present(bounty.live_submission_of(s.signer.address), "the recorded submission")["tx_hash"]
+    return {"success": True, "bounty_id": bounty_id, "tx_hash": tx_hash, "link": _link_state(s, bounty, pr_url)}
+
+
+def _payable_pr(s: Services, bounty: Any, pr_url: str) -> Any:
+    """The PR, if a merge of it could pay this worker: the bounty's repository by the forge's id, its default branch,
+    opened by this worker's forge account, named by the forge's own URL. The chain accepts any URL; the resolver
+    applies these rules again before paying, so this only spares the worker a submission that could never pay."""
     pr = s.forge.get_pr(pr_url)
     if pr is None:
         raise Code3Error(Code.NOT_FOUND, f"no pull request at {pr_url}", "open it first (server_mcp.open_pr)")
-    if pr.repo != bounty.repo:
+    expected = bounty.repo_id or s.forge.get_repo(bounty.repo).id
+    if pr.repo_id != expected:
         raise Code3Error(Code.VALIDATION, f"{pr_url} is in {pr.repo}, the bounty is for {bounty.repo}",
                          "submit a PR against the bounty's repository")
-    if pr.author != s.forge.actor:
+    if pr.base != pr.default_branch:
+        raise Code3Error(Code.VALIDATION, f"{pr_url} targets {pr.base}, not {pr.repo}'s default branch "
+                         f"{pr.default_branch}", f"retarget the PR to {pr.default_branch}: only a merge there pays")
+    if pr.author_id != s.forge.actor_id:
         raise Code3Error(Code.UNAUTHORIZED, f"{pr_url} was opened by {pr.author}, not by you ({s.forge.actor})",
-                         "submit your own PR")
+                         "submit your own PR: a bounty pays the PR's author")
     if pr.url != pr_url:  # the PR is named by this forge's own URL of it (no other host, no other spelling)
         raise Code3Error(Code.VALIDATION, f"{pr_url} is not this forge's address of that pull request",
                          f"pass {pr.url}")
-    owner = lookup(s, "pr", pr_url)
-    if owner not in (None, bounty_id):
-        raise Code3Error(Code.IDEMPOTENT_REJECTED, f"{pr_url} was already submitted for bounty {owner}",
-                         "a pull request settles one bounty: open another one for this bounty")
-    sha = commit_sha or pr.head_sha
-    refuse_doomed(s, bounty_id, lambda state, now: contract.submit_pr(state, s.signer.address, pr_url, sha, now),
-                  f"bounty {bounty_id}")
-    raise_for(s.chain.submit_pr(s.signer, bounty_id, pr_url, sha))
-    bounty, _ = record(s, bounty_id, bounty)  # the PR → bounty lookup follows from the chain's PRSubmitted event
-    # the transaction that recorded the submission: the same for racing submitters (a repeat is a no-op on chain)
-    tx_hash = present(bounty.submission_of(s.signer.address), "the recorded submission")["tx_hash"]
-    return {"success": True, "bounty_id": bounty_id, "tx_hash": tx_hash}
+    return pr
+
+
+def _bounties_with(s: Services, pr_url: str) -> list[str]:
+    follow(s.store, s.views, BountyBoard())
+    return board.bounties_with_pr(s.views, pr_url)
+
+
+def _link_state(s: Services, bounty: Any, pr_url: str) -> dict[str, Any]:
+    """Whether a merge can reach this worker: the link, or a statement posted on the PR for the resolver."""
+    from mcp_tools.lifecycle.identity import ensure_published
+    from mcp_tools.lifecycle.resolver import resolver_of
+
+    pr = present(s.forge.get_pr(pr_url), "the submitted PR")
+    return ensure_published(s, resolver_of(s, bounty), pr.repo, pr.number)

@@ -144,7 +144,8 @@ DOCUMENTED_EXTRAS = {
     "spec_mcp.remote_plan": {"artifacts.data-model.md", "artifacts.contracts/README.md", "artifacts.quickstart.md"},
     "server_mcp.fork_and_prepare": {"workdir", "head_sha", "generated"},
     "server_mcp.open_pr": {"head_sha"},
-    "server_mcp.submit_pr": {"bounty_id", "tx_hash"},
+    # how a merge reaches the worker: the link of the PR's author to its address (issue 26)
+    "server_mcp.submit_pr": {"bounty_id", "tx_hash", "link"},
     "server_mcp.claim_payout": {"bounty_id", "amount", "asset", "amount_display"},
     # what was escrowed, the human value beside the smallest unit (issue 17)
     "spec_mcp.publish_issue_with_metadata": {"bounty.amount", "bounty.asset", "bounty.amount_display"},

@@ -261,7 +261,7 @@ def test_the_boards_mirror_of_a_bounty_is_the_aggregates_and_the_chains_through_
         assert set(mirrored) == {r["bounty_id"] for r in board.rows(s.views) if r["state"] in board.LIVE}
         assert set(held) <= set(mirrored) and len(mirrored) > len(held)
         assert mirrored[held[0]]["holder"] == bob.address and mirrored[held[0]]["hold_until"]
-        assert mirrored[held[1]]["holder"] is None and mirrored[held[1]]["workers"] == []
+        assert mirrored[held[1]]["holder"] is None and mirrored[held[1]]["entrants"] == 0
         for bounty_id, mirror in mirrored.items():
             assert mirror == s.store.get(Bounty, Bounty.create_id(bounty_id)).comparable(), bounty_id
             assert mirror == s.chain.get_bounty(bounty_id).comparable(), bounty_id

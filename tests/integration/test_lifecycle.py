@@ -96,7 +96,11 @@ def test_repeating_each_command_with_its_key_changes_nothing_and_answers_the_sam
 
     assert publish.publish_issue_with_metadata(w["alice"], **args) == first
     assert work.accept_task(w["bob"], task_id) == {**accepted, "labels": ["paid"]}
-    assert work.submit_pr(w["bob"], bounty_id, pr_url) == submitted
+    again = work.submit_pr(w["bob"], bounty_id, pr_url)
+    # the same submission; its `link` says how a merge reaches bob, which the merge's report has made a link since
+    assert {k: v for k, v in again.items() if k != "link"} == {k: v for k, v in submitted.items() if k != "link"}
+    assert submitted["link"]["status"] == "statement published" and again["link"] == {
+        "status": "linked", "forge_user": "bob", "account": w.address("bob")}
     repeat = settle.mark_merged(w["alice"], pr_url, delivery_id="delivery-1")
     assert repeat["duplicate"] is True and repeat["winner"] == merged["winner"]
     assert settle.claim_payout(w["bob"], bounty_id) == claimed
@@ -231,8 +235,9 @@ def test_replaying_the_log_rebuilds_every_aggregate_and_agrees_with_the_chain(wo
     bounty = replayed[Bounty.create_id(bounty_id)]
     chain = w.ledger.get_bounty(bounty_id)
     assert chain is not None
-    assert (bounty.status, bounty.workers, bounty.winner, bounty.cooling_until) == (
-        chain.status, chain.workers, chain.winner, chain.cooling_until)
+    assert (bounty.status, bounty.entrants, bounty.winner, bounty.cooling_until, bounty.pool) == (
+        chain.status, chain.entrants, chain.winner, chain.cooling_until, chain.pool)
+    assert bounty.comparable() == chain.comparable()
 
 
 def test_best_task_strategies_rank_by_amount_or_amount_per_effort(world: World) -> None:

@@ -1,5 +1,7 @@
-"""No frozen escrow, no unpaid merge: past its deadline a bounty whose submitted PR never merged is refunded
-to its sponsor, and one whose PR merged on the forge is not (the merge is reported instead)."""
+"""No frozen escrow, no refund racing a merge, no unpaid merge: past its deadline a bounty whose submitted PR was
+closed unmerged is refunded to its sponsor once its worker had the grace to dispute, one whose PR never closed is
+refunded at the deadline's grace at the latest, and one whose PR merged on the forge is not (the merge is reported
+instead)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 
 from domain.bounty import Bounty
-from domain.contract import Status
+from domain.contract import REFUND_GRACE, Status
 from mcp_tools.lifecycle import publish, specs, work
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
 from projections.board import BountyBoard
@@ -51,13 +53,29 @@ def _past_deadline(w: MemoryWorld) -> None:
     follow(w.store, w.views, BountyBoard())
 
 
-def test_a_submitted_pr_that_never_merged_does_not_freeze_the_escrow_past_the_deadline(w: MemoryWorld) -> None:
+def test_a_submitted_pr_that_never_closed_does_not_freeze_the_escrow_past_the_deadlines_grace(
+        w: MemoryWorld) -> None:
     bounty_id, _ = _submitted(w)
     _past_deadline(w)
+    assert expire(w["alice"], _services_for(w)) == [], "the open PR may still merge: no refund racing it"
+    w.ledger.advance(REFUND_GRACE)
+    follow(w.store, w.views, BountyBoard())
     assert expire(w["alice"], _services_for(w)) == [bounty_id]
     bounty = w.store.get(Bounty, Bounty.create_id(bounty_id))
     assert bounty is not None and bounty.status is Status.CANCELLED
     assert w.ledger.balance(w["alice"].signer.address, "USDT") == 10 * AMOUNT
+
+
+def test_a_pr_closed_unmerged_is_refunded_after_the_grace_its_worker_had_to_dispute(w: MemoryWorld) -> None:
+    bounty_id, pr = _submitted(w)
+    _past_deadline(w)
+    w["bob"].forge.close_pr(pr.url)
+    assert reconcile_merges(w["alice"]) == []  # the resolver sees it closed: rejected as CLOSED
+    assert w.store.get(Bounty, Bounty.create_id(bounty_id)).submissions[w["bob"].signer.address]["state"] == "closed"
+    follow(w.store, w.views, BountyBoard())
+    assert expire(w["alice"], _services_for(w)) == [], "bob may dispute a cherry-pick for the grace"
+    w.ledger.advance(REFUND_GRACE)
+    assert expire(w["alice"], _services_for(w)) == [bounty_id]
 
 
 def test_a_sponsor_cannot_take_back_a_bounty_whose_pr_merged_on_the_forge(w: MemoryWorld) -> None:

@@ -13,8 +13,9 @@ from domain.contract import Status
 from domain.errors import Code, Code3Error
 from domain.spec import Spec
 from mcp_tools.lifecycle import audit, publish, settle, specs, work
-from mcp_tools.lifecycle.chain_record import lookup, require_bounty
+from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
+from projections import board
 from projections.board import BountyBoard
 from projections.runner import follow
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
@@ -122,17 +123,20 @@ def test_a_submit_whose_recording_was_lost_heals_from_the_chain_and_the_retry_an
     bounty_id, pr = _accepted_with_pr(w)
     bob = w["bob"]
     sent = w.ledger.submit_pr(bob.signer, bounty_id, pr.url, pr.head_sha)  # committed; the process died here
-    assert sent.success and lookup(bob, "pr", pr.url) is None
+    follow(w.store, w.views, BountyBoard())
+    assert sent.success and board.bounties_with_pr(w.views, pr.url) == []
     answer = work.submit_pr(bob, bounty_id, pr.url)
     assert answer["tx_hash"] == sent.tx_hash
-    assert lookup(bob, "pr", pr.url) == bounty_id, "the PR → bounty lookup follows from the chain's event"
+    follow(w.store, w.views, BountyBoard())
+    assert board.bounties_with_pr(w.views, pr.url) == [bounty_id], "the PR's bounty follows from the chain's event"
 
 
-def test_chain_sync_alone_restores_the_pr_lookup_of_a_lost_recording(w: MemoryWorld) -> None:
+def test_chain_sync_alone_restores_the_submission_of_a_lost_recording(w: MemoryWorld) -> None:
     bounty_id, pr = _accepted_with_pr(w)
     w.ledger.submit_pr(w["bob"].signer, bounty_id, pr.url, pr.head_sha)
     require_bounty(w["carol"], bounty_id)  # anyone who looks at the bounty next
-    assert lookup(w["carol"], "pr", pr.url) == bounty_id
+    follow(w.store, w.views, BountyBoard())
+    assert board.bounties_with_pr(w.views, pr.url) == [bounty_id]
 
 
 def test_a_pr_already_submitted_for_one_bounty_is_refused_for_another_before_any_transaction(
@@ -180,12 +184,12 @@ def test_a_merge_no_webhook_reported_is_found_on_the_forge_and_recorded_once(w: 
 
 
 def test_a_merge_replayed_under_new_delivery_ids_records_nothing_more(w: MemoryWorld) -> None:
-    _, pr = _submitted(w)
+    bounty_id, pr = _submitted(w)
     w["bob"].forge.merge_pr(pr.url)
-    first = settle.mark_merged(w["alice"], pr.url, delivery_id="d-1")
+    first = settle.mark_merged(w["alice"], pr.url, delivery_id="d-1", bounty_id=bounty_id)
     length = w.store.recorder.max_notification_id()
     for delivery in ("d-2", "d-3"):
-        again = settle.mark_merged(w["alice"], pr.url, delivery_id=delivery)
+        again = settle.mark_merged(w["alice"], pr.url, delivery_id=delivery, bounty_id=bounty_id)
         assert again["duplicate"] and again["cooling_until"] == first["cooling_until"]
     assert w.store.recorder.max_notification_id() == length
 

@@ -121,5 +121,7 @@ def test_only_the_resolver_reports_a_merge_and_a_refused_report_sends_nothing(w:
     pr = w["bob"].forge.open_pr(REPO, "bob:feat/x", "main", "feat: x", "body")
     work.submit_pr(w["bob"], bounty_id, pr.url)
     w["bob"].forge.merge_pr(pr.url)
-    assert _refused(w, lambda: settle.mark_merged(w["carol"], pr.url, delivery_id="d-1")) is Code.UNAUTHORIZED
-    assert settle.mark_merged(w["alice"], pr.url, delivery_id="d-2")["winner"] == w["bob"].signer.address
+    assert _refused(w, lambda: settle.mark_merged(w["carol"], pr.url, delivery_id="d-1", bounty_id=bounty_id)) \
+        is Code.UNAUTHORIZED
+    merged = settle.mark_merged(w["alice"], pr.url, delivery_id="d-2", bounty_id=bounty_id)
+    assert merged["winner"] == w["bob"].signer.address
