@@ -405,13 +405,22 @@ def bounties_with_pr(views: SqlDb, pr_url: str) -> list[str]:
     return sorted((str(row[0]) for row in found), key=lambda b: (len(b), b))
 
 
-def links(views: SqlDb, account: str | None = None) -> list[dict[str, Any]]:
-    """The identity links the chain recorded (all, or those of one address), for the board and the web page."""
+def links(views: SqlDb, account: str | None = None, limit: int | None = None, offset: int = 0
+          ) -> list[dict[str, Any]]:
+    """The identity links the chain recorded (all, or those of one address; a page of `limit` after `offset`), for
+    the board and the web page."""
     ready(views, BountyBoard)
     where, params = ("WHERE account = ?", (account,)) if account else ("", ())
+    page, more = (" LIMIT ? OFFSET ?", (limit, offset)) if limit is not None else ("", ())
     found = views.query(f"SELECT resolver, forge_user_id, login, account FROM board_links {where} "
-                        "ORDER BY login, resolver", params)
+                        f"ORDER BY login, resolver, forge_user_id{page}", (*params, *more))
     return [{"resolver": r, "forge_user_id": int(f), "login": login, "account": a} for r, f, login, a in found]
+
+
+def links_count(views: SqlDb) -> int:
+    ready(views, BountyBoard)
+    [(found,)] = views.query("SELECT COUNT(*) FROM board_links")
+    return int(found)
 
 
 def expired_bounties(views: SqlDb, now: int) -> list[dict[str, Any]]:

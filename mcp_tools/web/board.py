@@ -4,6 +4,10 @@ The filters are a GET form (a link to a filtered board can be shared and reloade
 against what the board can hold before it reaches SQL, and a value it cannot hold is a 400 page that says
 so, never a silently empty board. The board is caught up with the log before it is read (only when the log
 is ahead of it: an idle page costs two small reads), so the page shows this process's own writes at once.
+
+A row shows the pool beside the published amount when later funds made them differ, and a "disputed" badge beside
+the state while a dispute waits for the resolver's ruling. The identity links page (`links.py`) reads the same
+projection and is routed from here.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ STATES: dict[str, tuple[str, ...]] = {
     "disputed": (Status.CANCELLED.name,),
 }
 OUTCOME_STATES = ("refunded", "disputed")  # cancellations told apart (projections.board_outcomes)
+# how the page names an outcome: "disputed" is a bounty the resolver's ruling refunded (the v1 contract's dispute
+# refunded the sponsor at once); a dispute still open is a badge beside the state, not a state
+OUTCOME_LABELS = {"refunded": "refunded", "disputed": "refunded by ruling"}
+FILTER_LABELS = {key: key.replace("_", " ") for key in STATES} | {"disputed": "refunded by ruling"}
 STATE_LABELS = {Status.OPEN.name: "open", Status.STARTED.name: "started", Status.PR_SUBMITTED.name: "PR submitted",
                 Status.MERGED.name: "merged", Status.COOLING_DOWN.name: "cooling", Status.PAID.name: "paid",
                 Status.CANCELLED.name: "cancelled"}
@@ -152,16 +160,23 @@ def chain_now(s: Any) -> int:
 
 def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:
     """A board row as the page shows it: every cell's text made here, so the template only places strings."""
+    from domain.amounts import display
     from mcp_tools.web.render import duration, when
 
     number = row["task_id"].rsplit("#", 1)[1] if row.get("task_id") and "#" in row["task_id"] else None
     cooling = row.get("cooling_until")
     cooling_left = (cooling - now) if cooling and row["state"] == Status.COOLING_DOWN.name else None
+    pool = row.get("pool")
+    state = OUTCOME_LABELS.get(outcome, outcome) if outcome else STATE_LABELS.get(row["state"], row["state"].lower())
+    rule_by = row.get("rule_by")
     return {"bounty_id": row["bounty_id"], "repo": row["repo"], "task_id": row.get("task_id") or "",
             "issue_url": f"{s.forge.repo_url(row['repo'])}/issues/{number}" if number else "",
-            "amount": row["amount_display"], "state": outcome or STATE_LABELS.get(row["state"], row["state"].lower()),
-            "state_class": outcome or row["state"].lower(), "mode": row.get("mode") or "—",
-            "workers": str(len(row["workers"])), "deadline": when(row.get("deadline")),
+            "amount": row["amount_display"],
+            "pool": display(pool, row["asset"]) if pool and pool != row["amount"] else "",
+            "state": state, "state_class": state.lower().replace(" ", "_") if outcome else row["state"].lower(),
+            "disputed": bool(row.get("disputed_by")),
+            "dispute_note": f"disputed: the resolver rules by {when(rule_by)}" if rule_by else "disputed",
+            "mode": row.get("mode") or "—", "workers": str(len(row["workers"])), "deadline": when(row.get("deadline")),
             "cooling": f"{duration(cooling_left)} left" if cooling_left is not None else "—"}
 
 
@@ -179,7 +194,7 @@ def board_html(s: Any, params: Any) -> tuple[int, str]:
     now = chain_now(s)
     found = read_board(s, filters, now)
     html = environment().get_template("board.html").render(
-        nav="board", live="board", filters=filters, states=STATES, sorts=SORTS, modes=MODES, now=now, **found)
+        nav="board", live="board", filters=filters, states=FILTER_LABELS, sorts=SORTS, modes=MODES, now=now, **found)
     return 200, html
 
 
@@ -196,4 +211,6 @@ def routes(web: Any) -> list[BaseRoute]:
         # the server's own time for the page (read and render), for the growth table (`benchmarks.web_board`)
         return HTMLResponse(html, status_code=status, headers={"Server-Timing": f"app;dur={took_ms:.2f}"})
 
-    return [Route("/", board_page, methods=["GET"])]
+    from mcp_tools.web import links  # the identity links are the board projection's too (board_links)
+
+    return [Route("/", board_page, methods=["GET"]), *links.routes(web)]

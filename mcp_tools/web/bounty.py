@@ -1,5 +1,7 @@
-"""The bounty page (`/bounties/<id>`): its timeline, PRs, mirrored labels and comments, whether `audit verify`
-holds for it, and a signed export of its events (`/bounties/<id>/export`).
+"""The bounty page (`/bounties/<id>`): its timeline, what `code3 bounty show` tells (the resolver, the pool beside the
+published amount, submissions with each worker's linked forge login, rejections, the open dispute, rulings, the
+split, payouts, funders and refunds, tips), mirrored labels and comments, whether `audit verify` holds for it, and a
+signed export of its events (`/bounties/<id>/export`).
 
 The timeline is every event of the Bounty aggregate and of its Issue, read from the event log (never from a
 view), merged in the order they were recorded. The per-bounty verify is the whole-log `audit verify` narrowed to
@@ -11,6 +13,7 @@ over this bounty's events only, so `code3 audit check FILE` verifies its hash ch
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,12 +57,19 @@ def load(s: Any, bounty_id: str) -> tuple[Bounty, Issue | None, list[Any]]:
 # --- the timeline -----------------------------------------------------------------------------------------------------
 
 def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
-    """(actor, what happened) for one event, in words."""
+    """(actor, what happened) for one event, in words. Every value comes from the log (a reason, a PR URL, a login are
+    whatever someone signed): the template escapes it."""
     from domain.amounts import display
+    from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
+    from mcp_tools.web.render import when
 
     d = vars(event)
     kind = type(event).__name__
-    amount = display(bounty.amount, bounty.asset)
+
+    def money(value: Any) -> str:
+        return display(int(value or 0), bounty.asset)
+
+    amount = money(bounty.amount)
     if isinstance(event, Issue.Event):
         texts = {
             "PublishRequested": f"publish requested for feature {d.get('feature_id')} ({amount})",
@@ -70,22 +80,81 @@ def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
             "LabelsMirrored": f"labels mirrored to the issue: {', '.join(d.get('labels') or []) or 'none'}",
         }
         return "sponsor (publish)", texts.get(kind, kind)
-    texts = {
-        "Created": (d.get("sponsor"), f"bounty created on chain: {amount} escrowed, mode {d.get('mode')}"),
-        "Accepted": (d.get("worker"), "accepted the task"),
-        "Withdrawn": (d.get("worker"), "withdrew from the task"),
-        "PRSubmitted": (d.get("worker"), f"submitted {d.get('pr_url')}"),
-        "Merged": ("resolver", f"reported {d.get('pr_url')} merged; winner {d.get('winner')}"),
-        "CoolingStarted": ("chain", "cooling period started"),
-        "Paid": (d.get("winner"), f"paid {display(d.get('amount') or 0, bounty.asset)}"),
-        "Cancelled": (d.get("refund_to"), ("disputed during cooling" if d.get("disputed") else "cancelled")
-                      + f": {amount} refunded"),
-        "Reconciled": ("Code3 (chain sync)", "the mirror disagreed with the chain and adopted the chain's state"),
-        "BecameClaimable": ("Code3 worker", "cooling over: the winner may claim"),
-        "MergeReported": ("webhook", f"merge delivery handled for {d.get('pr_url')}"),
+    resolver = bounty.resolver or "resolver"
+    texts: dict[str, Callable[[], tuple[Any, str]]] = {  # made only for the event's own kind
+        "Created": lambda: (d.get("sponsor"), f"bounty created on chain: {money(d.get('amount', bounty.amount))} "
+                                              f"escrowed, mode {d.get('mode')}"),
+        "Accepted": lambda: (d.get("worker"), "accepted the task" + (
+            f" (holds it until {when(d['hold_until'])})" if d.get("hold_until") else "")),
+        "Withdrawn": lambda: (d.get("worker"), "withdrew from the task"),
+        "Funded": lambda: (d.get("funder"), f"added {money(d.get('amount'))} to the pool: it is now "
+                                            f"{money(d.get('pool'))}"),
+        "PRSubmitted": lambda: (d.get("worker"), f"submitted {d.get('pr_url')}"),
+        "SubmissionRejected": lambda: (resolver, f"rejected {d.get('worker')}'s submission of {d.get('pr_url')}: "
+                                                 f"{REJECTION_TEXT.get(d.get('reason'), 'rejected')}"),
+        "Merged": lambda: (resolver, f"reported {d.get('pr_url')} merged; winner {d.get('winner')} (the address "
+                                     "linked to its author)"),
+        "CoolingStarted": lambda: ("chain", f"cooling period started, until {when(d.get('cooling_until'))}"),
+        "DisputeOpened": lambda: (d.get("by"), _disputed_text(d, bounty)),
+        "DisputeRuled": lambda: (resolver, f"ruled the dispute: {percent(d.get('share_bps') or 0)} of the pool to "
+                                           f"{d.get('claimant')} ({money(d.get('paid'))} paid), "
+                                           f"{money(d.get('refunded'))} refunded to the funders"),
+        "SplitSet": lambda: (bounty.winner, "split the payout: " + ", ".join(
+            f"{to} {share}" for to, share in zip(d.get("recipients") or [], shares(d.get("shares") or []),
+                                                 strict=False))),
+        "Paid": lambda: (d.get("winner"), _paid_text(d, money)),
+        "Cancelled": lambda: _cancelled(d, bounty, money),
+        "RefundWithdrawn": lambda: (d.get("funder"), f"withdrew their share of the refund: {money(d.get('amount'))}"),
+        "Tipped": lambda: (d.get("tipper"), f"tipped {d.get('to')} {money(d.get('amount'))}"),
+        "Reconciled": lambda: ("Code3 (chain sync)", "the mirror disagreed with the chain and adopted the chain's "
+                                                     "state"),
+        "BecameClaimable": lambda: ("Code3 worker", "cooling over: the winner may claim"),
+        "MergeReported": lambda: ("webhook", f"merge delivery handled for {d.get('pr_url')}"),
     }
-    actor, text = texts.get(kind, ("", kind))
+    made = texts.get(kind)
+    actor, text = made() if made is not None else ("", kind)
     return str(actor or ""), text
+
+
+def percent(bps: int) -> str:
+    """Basis points as a percentage: 6000 → '60%', 3333 → '33.33%'."""
+    return f"{int(bps) / 100:g}%"
+
+
+def shares(relative: list[int]) -> list[str]:
+    """A split's relative shares as percentages of their sum (the contract divides by the sum)."""
+    total = sum(int(s) for s in relative)
+    return [f"{int(s) * 100 / total:.4g}%" if total else "0%" for s in relative]
+
+
+def _disputed_text(d: dict[str, Any], bounty: Bounty) -> str:
+    from mcp_tools.web.render import when
+
+    until = when(d.get("rule_by"))
+    if d.get("by") == bounty.sponsor:  # the sponsor disputes during cooling only
+        after = f"the payout waits for the resolver's ruling until {until}; unruled by then, the winner is paid"
+    else:  # a worker with a submitted PR, before a merge
+        after = f"the refund waits for the resolver's ruling, until {until} at most"
+    return f"disputed the bounty: “{d.get('reason')}”; {after}"
+
+
+def _paid_text(d: dict[str, Any], money: Any) -> str:
+    recipients, amounts = d.get("recipients") or [], d.get("amounts") or []
+    text = f"paid {money(d.get('amount'))}"
+    if recipients and list(recipients) != [d.get("winner")]:
+        text += " through the winner's split: " + ", ".join(
+            f"{to} {money(paid)}" for to, paid in zip(recipients, amounts, strict=False))
+    return text
+
+
+def _cancelled(d: dict[str, Any], bounty: Bounty, money: Any) -> tuple[Any, str]:
+    if d.get("amount") is None:  # the v1 contract: the whole pool back to the sponsor at once
+        return d.get("refund_to"), ("disputed during cooling" if d.get("disputed") else "cancelled") \
+            + f": {money(bounty.pool)} refunded to the sponsor"
+    shared = "each funder withdraws their share (the sponsor's came back at once)"
+    if d.get("disputed"):
+        return bounty.resolver or "resolver", f"the ruling refunded {money(d['amount'])} to the funders: {shared}"
+    return d.get("refund_to"), f"cancelled: {money(d['amount'])} refunded to the funders; {shared}"
 
 
 def timeline(bounty: Bounty, events: list[Any]) -> list[dict[str, Any]]:
@@ -99,16 +168,118 @@ def timeline(bounty: Bounty, events: list[Any]) -> list[dict[str, Any]]:
     return items
 
 
+REFUNDED_BY_RULING = "refunded by ruling"
+
+
 def outcome(bounty: Bounty, events: list[Any]) -> str:
-    """The state as the page names it: a cancellation is 'refunded' or 'disputed' (what its event carries)."""
+    """The state as the page names it. A cancelled bounty is 'refunded', or 'refunded by ruling' when a ruling refunded
+    all of it ('disputed' for the v1 contract's dispute, which refunded the sponsor at once); a ruling that paid part
+    leaves the bounty 'paid'. An open dispute is shown beside the state, not as one."""
     if bounty.status == Status.CANCELLED:
         cancelled = [e for e in events if isinstance(e, Bounty.Cancelled)]
-        if cancelled:
-            return "disputed" if cancelled[-1].disputed else "refunded"
-        return "cancelled"
+        if not cancelled:
+            return "cancelled"
+        last = cancelled[-1]
+        if not last.disputed:
+            return "refunded"
+        return "disputed" if last.amount is None else REFUNDED_BY_RULING
     from mcp_tools.web.board import STATE_LABELS
 
     return STATE_LABELS.get(Status(bounty.status).name, Status(bounty.status).name.lower())
+
+
+def state_class(state: str) -> str:
+    """The CSS class of a state's badge: 'PR submitted' → 'state-pr_submitted'."""
+    return "state-" + state.lower().replace(" ", "_")
+
+
+# --- who and how much: the sections beside the timeline ---------------------------------------------------------------
+
+LINK_SCHEMES = ("https://", "http://", "local://")  # the web, and the embedded forge's own URLs
+
+
+def web_href(url: str | None) -> str | None:
+    """A URL from the log as a link only when it is a forge's address (a worker signs any text into submit_pr: never
+    a `javascript:` or `data:` link); any other text is shown, not linked."""
+    if url and url.lower().startswith(LINK_SCHEMES) and not any(c.isspace() or ord(c) < 32 for c in url):
+        return url
+    return None
+
+
+def logins(s: Any, bounty: Bounty, addresses: set[str]) -> dict[str, str]:
+    """The forge login linked to each address (under the bounty's resolver when it has one there, else under any),
+    from the board's identity links, one indexed read per address."""
+    from projections import board
+
+    found: dict[str, str] = {}
+    for address in sorted(a for a in addresses if a):
+        links = board.links(s.views, account=address)
+        if links:
+            mine = [link for link in links if link["resolver"] == bounty.resolver]
+            found[address] = str((mine or links)[0]["login"])
+    return found
+
+
+def rejection_text(label: str) -> str:
+    from domain.contract import Rejection
+    from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
+
+    try:
+        return REJECTION_TEXT.get(int(Rejection[label.upper().replace("-", "_")]), label)
+    except KeyError:
+        return label
+
+
+def money_sections(s: Any, bounty: Bounty, now: int) -> dict[str, Any]:
+    """What `code3 bounty show` tells, as the page shows it: submissions (with each worker's forge login when linked),
+    rejections, the open dispute, rulings, the split, payouts, funders and refunds, tips. Amounts with their human
+    value."""
+    from domain.amounts import display
+    from mcp_tools.web.render import duration, when
+
+    def money(value: Any) -> str:
+        return display(int(value or 0), bounty.asset)
+
+    split = bounty.split or {}
+    people = {*bounty.submissions, *(r["worker"] for r in bounty.rejections), bounty.winner or "",
+              (bounty.dispute or {}).get("by") or "", *(r["claimant"] for r in bounty.rulings),
+              *(p["to"] for p in bounty.payouts), *split.get("recipients", []), *(t["to"] for t in bounty.tips)}
+    login = logins(s, bounty, people)
+    submissions = [{"worker": worker, "login": login.get(worker), "pr_url": sub.get("pr_url", ""),
+                    "href": web_href(sub.get("pr_url")), "commit": str(sub.get("commit_sha") or "")[:12],
+                    "state": sub.get("state", "live"), "winner": bounty.merged_pr == sub.get("pr_url")
+                    and bounty.winner == worker}
+                   for worker, sub in bounty.submissions.items()]
+    rejections = [{"worker": r["worker"], "login": login.get(r["worker"]), "pr_url": r["pr_url"],
+                   "href": web_href(r["pr_url"]), "reason": r["reason"], "why": rejection_text(r["reason"]),
+                   "tx_hash": r.get("tx_hash")} for r in bounty.rejections]
+    dispute = None
+    if bounty.dispute is not None:
+        d = bounty.dispute
+        rule_by = d.get("rule_by")
+        dispute = {"by": d["by"], "login": login.get(d["by"]),
+                   "role": "the sponsor" if d["by"] == bounty.sponsor else "a worker",
+                   "reason": d.get("reason") or "(not recorded: the mirror adopted it from the chain)",
+                   "rule_by": when(rule_by), "left": duration(rule_by - now) if rule_by else None,
+                   "unruled": ("the winner is paid" if d["by"] == bounty.sponsor
+                               else "the refund may go ahead"), "tx_hash": d.get("tx_hash")}
+    rulings = [{"claimant": r["claimant"], "login": login.get(r["claimant"]), "share": percent(r["share_bps"]),
+                "paid": money(r["paid"]), "refunded": money(r["refunded"]), "by": r.get("by"),
+                "reason": r.get("reason"), "tx_hash": r.get("tx_hash")} for r in bounty.rulings]
+    split_rows = [{"to": to, "login": login.get(to), "share": share}
+                  for to, share in zip(split.get("recipients", []), shares(split.get("shares", [])), strict=False)]
+    payouts = [{"to": p["to"], "login": login.get(p["to"]), "amount": money(p["amount"])} for p in bounty.payouts]
+    refunded = bounty.refund_total > 0
+    funders = [{"address": funder, "put_in": money(put_in), "role": "sponsor" if funder == bounty.sponsor else "",
+                "refund": money(bounty.refunds[funder]) if funder in bounty.refunds
+                else ("not withdrawn yet" if refunded else "—")}
+               for funder, put_in in bounty.funders.items()]
+    tips = [{"tipper": t["tipper"], "to": t["to"], "login": login.get(t["to"]), "amount": money(t["amount"]),
+             "tx_hash": t.get("tx_hash")} for t in bounty.tips]
+    return {"submissions": submissions, "rejections": rejections, "dispute": dispute, "rulings": rulings,
+            "split": split_rows, "payouts": payouts, "funders": funders, "refund_total": money(bounty.refund_total),
+            "refunded": refunded, "withdrawn": money(sum(bounty.refunds.values())), "tips": tips,
+            "winner_login": login.get(bounty.winner or "")}
 
 
 def mirrored_comments(bounty: Bounty, events: list[Any]) -> list[dict[str, str]]:
@@ -196,11 +367,14 @@ def routes(web: Any) -> list[BaseRoute]:
             number = issue.number if issue is not None else None
             issue_url = f"{s.forge.repo_url(bounty.repo)}/issues/{number}" if number else None
             now = chain_now(s)
-            return {"bounty": bounty, "issue": issue, "issue_url": issue_url, "state": outcome(bounty, events),
-                    "timeline": timeline(bounty, events), "comments": mirrored_comments(bounty, events),
+            state = outcome(bounty, events)
+            return {"bounty": bounty, "issue": issue, "issue_url": issue_url, "state": state,
+                    "state_class": state_class(state), "timeline": timeline(bounty, events),
+                    "comments": mirrored_comments(bounty, events),
                     "verified": verify_bounty(s, bounty, issue, events), "now": now,
                     "cooling_left": (bounty.cooling_until - now) if bounty.status == Status.COOLING_DOWN
-                    and bounty.cooling_until else None}
+                    and bounty.cooling_until else None,
+                    "serve_address": s.signer.address, **money_sections(s, bounty, now)}
 
         try:
             found = await web.read(read)
@@ -210,7 +384,7 @@ def routes(web: Any) -> list[BaseRoute]:
 
         b = found["bounty"]
         return page("bounty.html", nav="", live=f"bounty:{b.bounty_id}", amount=display(b.amount, b.asset),
-                    **found)
+                    pool=display(b.pool, b.asset), **found)
 
     async def export(request: Request) -> Response:
         bounty_id = request.path_params["bounty_id"]

@@ -1,10 +1,10 @@
 """`make screenshots`: docs/board.png and docs/bounty.png, from a realistic board in a real Chromium.
 
-Eight bounties on the embedded forge and ledger, made by the same handlers the MCP tools call (in this
-process, for speed), in the states a board shows: open, started, PR submitted, cooling, paid, cancelled, in
-both modes and at several amounts; then `code3 serve`, a sign-in with `code3 serve --print-url`, and a
-1280 px wide Chromium takes the board and the paid bounty's page. Run: `python -m tests.e2e.screenshots [DIR]`
-(default: docs/).
+Nine bounties on the embedded forge and ledger, made by the same handlers the MCP tools call (in this
+process, for speed), in the states a board shows: open, started, PR submitted, cooling, paid, cancelled, and one
+disputed during cooling whose pool another funder added to, in both modes and at several amounts; then
+`code3 serve`, a sign-in with `code3 serve --print-url`, and a 1280 px wide Chromium takes the board and the paid
+bounty's page. Run: `python -m tests.e2e.screenshots [DIR]` (default: docs/).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ FEATURES = [  # (description, amount, mode, how far it gets, deadline in days)
     ("Import to-dos from a CSV file", 1_500_000, "contest", "open", 60),
     ("Recurring to-dos (daily, weekly, monthly)", 4 * AMOUNT, "exclusive", "cancelled", 30),
     ("Offline mode with sync on reconnect", 8 * AMOUNT, "exclusive", "submitted", 90),
+    ("Attach files to a to-do", 3 * AMOUNT, "contest", "disputed", 40),
 ]
+DISPUTE = "The attachments are stored unencrypted, which the spec ruled out"
 COOLING = 7 * 86_400  # the default cooling period: the paid bounty's claim waits for the ledger's clock to pass it
 DAY = 86_400
 
@@ -37,6 +39,7 @@ def build(root: Path, home: Path) -> tuple[Any, str]:
     from code3.settings import Settings
     from code3.wiring import build_services
     from mcp_tools.lifecycle import publish, settle, specs, work
+    from mcp_tools.lifecycle.chain_record import raise_for, record
 
     site = make_site(root, home, cooling=COOLING)
     people = {name: build_services(Settings(project=root, home=home, identity=name, cooling_period=COOLING,
@@ -55,6 +58,11 @@ def build(root: Path, home: Path) -> tuple[Any, str]:
             bounty_id, number = published["bounty"]["bounty_id"], published["issue"]["number"]
             if reach == "cancelled":
                 settle.cancel_bounty(alice, bounty_id)
+            if reach == "disputed":  # carol adds to the pool: the board shows it beside the published amount
+                carol = people["carol"]
+                alice.chain.mint(carol.signer.address, "USDT", AMOUNT)  # type: ignore[attr-defined]
+                raise_for(carol.chain.fund_bounty(carol.signer, bounty_id, AMOUNT, nonce=1), "fund")
+                record(carol, bounty_id)
             if reach in ("open", "cancelled"):
                 continue
             workers = ("bob", "carol") if mode == "contest" else ("bob",)
@@ -67,9 +75,11 @@ def build(root: Path, home: Path) -> tuple[Any, str]:
                 (Path(prepared["workdir"]) / f"{who}.py").write_text(f"# {description} ({who})\n")
                 prs[who] = work.open_pr(people[who], REPO, prepared["branch"], f"feat: {description}", "")["pr_url"]
                 work.submit_pr(people[who], bounty_id, prs[who])
-            if reach in ("cooling", "paid"):
+            if reach in ("cooling", "paid", "disputed"):
                 alice.forge.merge_pr(prs["bob"])  # type: ignore[attr-defined]
-                settle.mark_merged(alice, prs["bob"], delivery_id=f"screenshot-{bounty_id}")
+                settle.mark_merged(alice, prs["bob"], delivery_id=f"screenshot-{bounty_id}", bounty_id=bounty_id)
+            if reach == "disputed":  # the sponsor disputes during cooling: the payout waits for the resolver
+                settle.dispute(alice, bounty_id, DISPUTE)
             if reach == "paid":  # the ledger's clock passes the cooling period; later merges still cool
                 paid_id = bounty_id
                 alice.chain.advance(COOLING + 3600)  # type: ignore[attr-defined]

@@ -236,6 +236,70 @@ def test_a_merge_by_another_process_arrives_live_without_a_reload(scene: Scene, 
     chrome.switch_to.window(tabs[0])
 
 
+DISPUTE_REASON = "the spec changed after I started: see <em>the review</em> & its notes"
+
+
+def _carol_submits_on_tags(scene: Scene) -> str:
+    """Carol takes the exclusive "tags" bounty and submits a PR, in this process (the handlers the MCP tools call)."""
+    from code3.settings import Settings
+    from code3.wiring import build_services
+    from mcp_tools.lifecycle import work
+
+    site = scene.site
+    carol = build_services(Settings(project=site.root, home=site.home, identity="carol", cooling_period=site.cooling,
+                                    resolver="alice"))
+    try:
+        number = scene.issue_numbers["tags"]
+        work.accept_task(carol, f"{REPO}#{number}")
+        prepared = work.fork_and_prepare(carol, REPO, {"feature_id": scene.features["tags"], "issue_number": number})
+        (Path(prepared["workdir"]) / "tags.py").write_text("def tags():  # by carol\n    return []\n")
+        pr = work.open_pr(carol, REPO, prepared["branch"], "feat: tags (carol)", "")["pr_url"]
+        work.submit_pr(carol, scene.bounties["tags"], pr)
+        return str(pr)
+    finally:
+        carol.close()
+
+
+def test_a_dispute_and_the_identity_links_show_in_a_real_browser(scene: Scene, chrome: Any) -> None:
+    """Carol submits on the "tags" bounty and disputes it with `code3 bounty dispute` (a real process): the open bounty
+    page shows the badge and the reason (as text: its markup is not markup) without a reload, the board marks the row.
+    `code3 account link --on` (carol's statement on her PR, linked at once by the resolver's key in this keystore)
+    puts carol on the links page, reached from the navigation."""
+    from adapters.keystore import Keystore
+    from code3.settings import Settings
+
+    site, bounty_id = scene.site, scene.bounties["tags"]
+    _carol_submits_on_tags(scene)
+    chrome.get(f"{scene.url}/bounties/{bounty_id}")
+    live_on(chrome)
+    chrome.execute_script("window.code3NotReloaded = true")
+    opened = json.loads(site.run("bounty", "dispute", bounty_id, "--reason", DISPUTE_REASON, identity="carol"))
+    browser.wait_until("the dispute on the bounty page", lambda: bool(chrome.find_elements("id", "disputed-badge")))
+    assert chrome.execute_script("return window.code3NotReloaded === true"), "the page was reloaded"
+    assert chrome.find_element("id", "dispute-reason").text == DISPUTE_REASON
+    assert not chrome.find_elements("css selector", "#dispute em"), "the reason's markup stays text"
+    dispute = chrome.find_element("id", "dispute").text
+    keys = Keystore(Settings(project=site.root, home=site.home).keystore_dir)
+    carol, alice = keys.load("carol").address, keys.load("alice").address
+    assert carol in dispute and "a worker" in dispute and opened["disputed_by"] == carol
+    assert alice in chrome.find_element("id", "resolver").text
+    look(chrome, f"{scene.url}/bounties/{bounty_id}", "bounty-disputed")
+    chrome.get(f"{scene.url}/")
+    row = chrome.find_element("id", f"bounty-{bounty_id}")
+    assert row.find_element("css selector", ".state-disputed").text == "disputed", row.text
+
+    linked = json.loads(site.run("account", "link", "--on", scene.prs["carol"], identity="carol"))
+    assert linked["status"] == "linked", linked
+    chrome.find_element("link text", "Identity links").click()
+    browser.wait_until("the links page", lambda: chrome.current_url == f"{scene.url}/links")
+    look(chrome, f"{scene.url}/links", "links")
+    rows = [r.text for r in chrome.find_elements("css selector", "#links tbody tr")]
+    mine = next((r for r in rows if r.startswith("carol")), None)
+    assert mine is not None and carol in mine and alice in mine, rows
+    chrome.get(f"{scene.url}/bounties/{bounty_id}")
+    assert "carol" in chrome.find_element("id", "submissions").text, "the worker's forge login beside the address"
+
+
 def wide(driver: Any) -> list[str]:
     """The innermost elements that reach past the right edge of the screen (what makes a page scroll sideways)."""
     return list(driver.execute_script("""
@@ -308,7 +372,7 @@ def test_requests_without_a_session_or_from_another_origin_are_refused(scene: Sc
     cookie = chrome.get_cookie(f"code3_session_{scene.port}")
     assert cookie and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     signed_in = {"Cookie": f"code3_session_{scene.port}={cookie['value']}"}
-    for path in ("/", "/files", "/files/src/app.py", "/live"):
+    for path in ("/", "/files", "/files/src/app.py", "/live", "/links"):
         status, body = _get(f"{scene.url}{path}")
         assert status == 401 and "code3 serve --print-url" in body, (path, status)
     assert _get(f"{scene.url}/files", signed_in)[0] == 200

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,42 @@ def paid_bounty(w: World) -> tuple[str, str]:
 
 def board_ids(html: str) -> list[str]:
     return re.findall(r'<tr id="bounty-(\d+)"', html)
+
+
+def text_of(html: str, element_id: str) -> str:
+    """The text of the element with this id (tags dropped, entities kept, spaces collapsed)."""
+    found = re.search(rf'<(\w+)[^>]* id="{element_id}"[^>]*>(.*?)</\1>', html, re.S)
+    assert found is not None, f"no #{element_id} in the page"
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(2)).split())
+
+
+def board_row(html: str, bounty_id: str) -> str:
+    found = re.search(rf'<tr id="bounty-{bounty_id}">(.*?)</tr>', html, re.S)
+    assert found is not None, f"bounty {bounty_id} is not on the board"
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split())
+
+
+def fund(w: World, who: str, bounty_id: str, amount: int, nonce: int) -> None:
+    from mcp_tools.lifecycle.chain_record import raise_for, record
+
+    s = w[who]
+    w.stack.mint(s.signer.address, amount)
+    raise_for(s.chain.fund_bounty(s.signer, bounty_id, amount, nonce), "fund")
+    record(s, bounty_id)
+
+
+def link_from_pr(w: World, who: str, pr_url: str) -> None:
+    """The resolver (alice) records `who`'s link statement, which `work.submit_pr` posted on the PR (as `code3 account
+    link` does), without a merge of that PR."""
+    from mcp_tools.lifecycle.resolver import link, published_statement
+
+    forge = w[who].forge
+    statement = published_statement(w["alice"], forge.actor_id, [(REPO, int(pr_url.rsplit("/", 1)[1]))])
+    assert statement is not None, f"{who}'s link statement is not on {pr_url}"
+    link(w["alice"], statement, forge.actor)
+
+
+REASON = 'the CSV export drops <b>accents</b> & "quotes"'
 
 
 def test_a_paid_bounty_shows_its_whole_timeline_in_order_and_verify_holds(world: World, page: TestClient) -> None:
@@ -139,6 +176,9 @@ def test_the_board_lists_filters_sorts_and_totals(world: World, page: TestClient
     assert kept == board.totals(w["alice"].views), "the running totals are the board's sums"
     for bad in ("state=lost", "sort=random", "page=0", "repo=no%20slash", "mode=both"):
         assert page.get(f"/?{bad}").status_code == 400, bad
+    cancelled = page.get(f"/bounties/{ids[0]}").text
+    assert "cancelled: 1 USDT refunded to the funders; each funder withdraws their share" in cancelled
+    assert text_of(cancelled, "facts-state") == "refunded"
 
 
 def test_the_board_pages_in_sql(world: World, page: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,3 +196,116 @@ def test_the_board_pages_in_sql(world: World, page: TestClient, monkeypatch: pyt
 def test_the_live_stream_refuses_an_unknown_topic(page: TestClient) -> None:
     assert page.get("/live?topic=everything").status_code == 400
     assert page.get("/live?topic=bounty:abc").status_code == 400
+
+
+def test_a_dispute_its_ruling_and_the_money_show_on_the_bounty_page_and_the_board(world: World,
+                                                                                  page: TestClient) -> None:
+    """Carol funds half the amount more, bob and carol submit; carol's PR closes unmerged (rejected), bob's merges,
+    bob splits 3:1 with carol, alice disputes during cooling: the page shows the pool, the logins, the rejection's
+    reason and the dispute (its reason escaped), the board a "disputed" badge and the pool. The resolver rules 60%
+    to bob: the page shows the ruling, the split payout, each funder's refund and a tip, and the state is paid."""
+    w = world
+    published = w.published()
+    bounty_id = published["bounty"]["bounty_id"]
+    fund(w, "carol", bounty_id, AMOUNT // 2, nonce=1)
+    prs = {}
+    for who in ("bob", "carol"):
+        work.accept_task(w[who], f"{REPO}#{published['issue']['number']}")
+        prs[who] = submit(w, who, published)
+    w["carol"].forge.close_pr(prs["carol"])
+    rejected = settle.mark_merged(w["alice"], prs["carol"], delivery_id="d-closed", bounty_id=bounty_id)
+    assert [r["reason"] for r in rejected["rejected"]] == ["closed"], rejected
+    link_from_pr(w, "carol", prs["carol"])
+    w.stack.merge_pr(prs["bob"])
+    settle.mark_merged(w["alice"], prs["bob"], delivery_id="d-merged", bounty_id=bounty_id)
+    bob, carol, alice = w.address("bob"), w.address("carol"), w.address("alice")
+    from mcp_tools.lifecycle.chain_record import raise_for, record
+
+    raise_for(w["bob"].chain.set_split(w["bob"].signer, bounty_id, [bob, carol], [3, 1]), "split")
+    record(w["bob"], bounty_id)
+    opened = settle.dispute(w["alice"], bounty_id, REASON)
+
+    html = page.get(f"/bounties/{bounty_id}").text
+    assert text_of(html, "disputed-badge") == "disputed" and "cooling" in text_of(html, "facts-state")
+    assert text_of(html, "pool").startswith("1.5 USDT") and "1 USDT" in html, "the pool beside the published amount"
+    assert alice in text_of(html, "resolver") and "this serve's identity" in text_of(html, "resolver")
+    dispute = text_of(html, "dispute")
+    assert "&lt;b&gt;accents&lt;/b&gt; &amp; &#34;quotes&#34;" in dispute, dispute
+    assert "<b>accents</b>" not in html, "the reason is text, never markup"
+    from mcp_tools.web.render import when
+
+    assert when(opened["rule_by"]) in dispute and "the sponsor" in dispute and "the winner is paid" in dispute
+    submissions = text_of(html, "submissions")
+    assert f"bob {bob}" in submissions and "merged, the winner" in submissions, submissions
+    assert "the PR was closed without a merge" in text_of(html, "rejections")
+    assert f"carol {carol}" in text_of(html, "rejections"), "the rejected worker's linked login"
+    assert "bob" in text_of(html, "split") and "75%" in text_of(html, "split") and "25%" in text_of(html, "split")
+    board = page.get("/").text
+    row = board_row(board, bounty_id)
+    assert "cooling disputed" in row and "pool 1.5 USDT" in row, row
+
+    settle.rule(w["alice"], bounty_id, 6000)  # 0.9 USDT to bob's split, 0.6 USDT back to the funders
+    settle.withdraw_refund(w["carol"], bounty_id)
+    raise_for(w["alice"].chain.tip(w["alice"].signer, bounty_id, bob, AMOUNT // 10, 5), "tip")
+    record(w["alice"], bounty_id)
+
+    html = page.get(f"/bounties/{bounty_id}").text
+    assert text_of(html, "facts-state") == "paid", "a partial ruling leaves the bounty paid"
+    assert 'id="dispute"' not in html and 'id="disputed-badge"' not in html
+    rulings = text_of(html, "rulings")
+    assert "60%" in rulings and "0.9 USDT" in rulings and "0.6 USDT" in rulings and "&lt;b&gt;accents" in rulings
+    assert text_of(html, "payouts") == f"bob {bob} : 0.675 USDT carol {carol} : 0.225 USDT"
+    funders = text_of(html, "funders")
+    assert f"{alice} (sponsor) 1 USDT 0.4 USDT" in funders and f"{carol} 0.5 USDT 0.2 USDT" in funders, funders
+    assert f"tipped bob {bob} 0.1 USDT" in text_of(html, "tips")
+    assert "audit verify holds for this bounty" in html
+    texts = unescape(" ".join(re.sub(r"<[^>]+>", " ", html[html.find('id="timeline"'):]).split()))
+    for said in ("added 0.5 USDT to the pool: it is now 1.5 USDT",
+                 f"rejected {carol}'s submission of {prs['carol']}: the PR was closed without a merge",
+                 f"split the payout: {bob} 75%, {carol} 25%",
+                 f"disputed the bounty: “{REASON}”; the payout waits for the resolver's ruling until",
+                 f"ruled the dispute: 60% of the pool to {bob} (0.9 USDT paid), 0.6 USDT refunded to the funders",
+                 f"paid 0.9 USDT through the winner's split: {bob} 0.675 USDT, {carol} 0.225 USDT",
+                 "the ruling refunded 0.6 USDT to the funders: each funder withdraws their share",
+                 "withdrew their share of the refund: 0.2 USDT", f"tipped {bob} 0.1 USDT"):
+        assert said in texts, said
+    row = board_row(page.get("/").text, bounty_id)
+    assert "paid" in row and "disputed" not in row
+
+
+def test_a_ruling_that_refunds_everything_reads_refunded_by_ruling(world: World, page: TestClient) -> None:
+    """A worker disputes before any merge (the refund waits for the ruling); the resolver refunds it all."""
+    w = world
+    published = w.published()
+    bounty_id = published["bounty"]["bounty_id"]
+    work.accept_task(w["bob"], f"{REPO}#{published['issue']['number']}")
+    submit(w, "bob", published)
+    settle.dispute(w["bob"], bounty_id, "the sponsor changed the spec after I started")
+    html = page.get(f"/bounties/{bounty_id}").text
+    dispute = text_of(html, "dispute")
+    assert "a worker" in dispute and "the refund may go ahead" in dispute, dispute
+    assert "the refund waits for the resolver's ruling" in unescape(html)
+    settle.rule(w["alice"], bounty_id, 0)
+    html = page.get(f"/bounties/{bounty_id}").text
+    assert text_of(html, "facts-state") == "refunded by ruling"
+    assert "the ruling refunded 1 USDT to the funders: each funder withdraws their share" in html
+    assert "Nothing paid out yet." in html
+    board = page.get("/?state=disputed").text
+    assert board_ids(board) == [bounty_id] and "refunded by ruling" in board_row(board, bounty_id)
+
+
+def test_the_links_page_lists_each_identity_link(world: World, page: TestClient) -> None:
+    bounty_id, _ = paid_bounty(world)  # bob's link statement, recorded by the resolver when his PR merged
+    html = page.get(f"/bounties/{bounty_id}").text
+    assert f"bob {world.address('bob')}" in text_of(html, "submissions"), "the worker's forge login"
+    links = page.get("/links")
+    assert links.status_code == 200, links.text
+    assert '<a href="/links" aria-current="page">Identity links</a>' in links.text
+    row = text_of(links.text, "links")
+    forge_id = world["bob"].forge.actor_id
+    assert f"bob {forge_id} {world.address('bob')} {world.address('alice')} (this serve's identity)" in row, row
+    assert page.get("/links?page=0").status_code == 400 and page.get("/links?page=x").status_code == 400
+    assert "Next page" not in links.text
+    bare = TestClient(page.app, base_url="http://127.0.0.1:8765")
+    refused = bare.get("/links")
+    assert refused.status_code == 401 and "code3 serve --print-url" in refused.text, "behind the same gate"
