@@ -89,13 +89,19 @@ def show(s: Any, bounty_id: str) -> dict[str, Any]:
     """The bounty as the log mirrors it (synced with the chain first), amounts with their human value."""
     from domain.amounts import display
     from domain.contract import Status
+    from domain.issue import Issue
     from mcp_tools.lifecycle.chain_record import require_bounty
     from projections import board
 
     b = require_bounty(s, bounty_id)
     links = {link["account"]: link["login"] for link in board.links(s.views)}
+    issue = s.store.get(Issue, Issue.create_id(b.issue_hash))
+    # what a dispute is ruled against: the spec whose digest the issue hash (the publish's key) carries
+    spec = {"issue_hash": b.issue_hash, "feature_id": issue.feature_id, "spec_path": issue.spec_path,
+            "spec_digest": issue.spec_digest, "issue_url": issue.url} if issue is not None else {
+        "issue_hash": b.issue_hash}
     return {
-        "bounty_id": b.bounty_id, "repo": b.repo, "repo_id": b.repo_id, "state": Status(b.status).name,
+        "bounty_id": b.bounty_id, "repo": b.repo, "repo_id": b.repo_id, "state": Status(b.status).name, "spec": spec,
         "mode": b.mode, "sponsor": b.sponsor, "resolver": b.resolver, "asset": b.asset,
         "amount": str(b.amount), "amount_display": display(b.amount, b.asset),
         "pool": str(b.pool), "pool_display": display(b.pool, b.asset), "deadline": b.deadline,
