@@ -34,7 +34,12 @@ RACE_ROUNDS ?= 2
 # servers and databases rather than the CPU. TEST_WORKERS=0 runs them in this process, one at a time.
 TEST_WORKERS ?= 4
 
-test: $(VENV)/.installed
+# The tree-sitter Move grammar the contract's parse test uses, built once from PyPI's sdist (needs a C compiler).
+MOVE_GRAMMAR = .cache/tree-sitter-move/tree-sitter-move-0.0.2.so
+$(MOVE_GRAMMAR): scripts/build_move_grammar.sh | $(VENV)/.installed
+	bash scripts/build_move_grammar.sh
+
+test: $(VENV)/.installed $(MOVE_GRAMMAR)
 	$(VENV)/bin/ruff check .
 	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
 

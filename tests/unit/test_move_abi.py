@@ -1,8 +1,8 @@
 """The Move module, its ABI (adapters/aptos_abi.json) and the Python side cannot drift apart silently.
 
-No Move compiler installs here, so the module is read twice: by a tree-sitter Move grammar (built by
-`make test-tools` from PyPI's sdist of tree-sitter-move: the file must parse without an error node, and the
-entry functions, views, structs and events of its syntax tree must be the ABI's), and by a small reader with
+No Move compiler installs here, so the module is read twice: by a tree-sitter Move grammar (built before `make test`
+by scripts/build_move_grammar.sh from PyPI's sdist of tree-sitter-move: the file must parse without an error node, and
+the entry functions, views, structs and events of its syntax tree must be the ABI's), and by a small reader with
 regular expressions for what the grammar's tree does not name (abort codes per function, constants, calls).
 The ABI is in turn compared with domain.contract, domain.contract_terms, domain.bounty and the adapters.
 """
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MOVE = ROOT / "move" / "sources" / "bounty.move"
 ABI = load_abi()
 Pairs = list[tuple[str, str]]
-# What scripts/install_test_tools.sh builds (`make test-tools`): PyPI's tree-sitter-move sdist, compiled.
+# What scripts/build_move_grammar.sh builds (before `make test`): PyPI's tree-sitter-move sdist, compiled.
 GRAMMAR_VERSION = "0.0.2"
 GRAMMAR = ROOT / ".cache" / "tree-sitter-move" / f"tree-sitter-move-{GRAMMAR_VERSION}.so"
 GRAMMAR_SYMBOL = "tree_sitter_move_on_aptos"
@@ -308,11 +308,12 @@ def test_the_config_view_carries_chain_config() -> None:
 
 @pytest.fixture(scope="module")
 def move_parser() -> tree_sitter.Parser:
-    """tree-sitter's parser for Move (Aptos), from the grammar `make test-tools` builds. Missing, the test fails:
+    """tree-sitter's parser for Move (Aptos), from the grammar `make test` builds first. Missing, the test fails:
     CI installs it, so no test may go green by skipping it."""
     if not GRAMMAR.is_file():
-        pytest.fail(f"the tree-sitter Move grammar is missing ({GRAMMAR.relative_to(ROOT)}): run `make test-tools` "
-                    "(scripts/install_test_tools.sh builds it from PyPI's tree-sitter-move sdist)", pytrace=False)
+        pytest.fail(f"the tree-sitter Move grammar is missing ({GRAMMAR.relative_to(ROOT)}): run `make test` or "
+                    "`bash scripts/build_move_grammar.sh` (it builds it from PyPI's tree-sitter-move sdist)",
+                    pytrace=False)
     entry = getattr(ctypes.CDLL(str(GRAMMAR)), GRAMMAR_SYMBOL)
     entry.restype = ctypes.c_void_p
     # a "tree_sitter.Language" capsule, as grammar packages hand it over (an int pointer is deprecated)
