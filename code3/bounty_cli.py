@@ -37,7 +37,6 @@ def add_bounty_parser(sub: Any, common: Callable[[argparse.ArgumentParser], argp
 
 
 def cmd_bounty(args: argparse.Namespace) -> int:
-    from code3.cli import _settings
     from code3.wiring import build_services
     from domain.errors import Code, Code3Error
     from mcp_tools.lifecycle import settle
@@ -69,6 +68,12 @@ def cmd_bounty(args: argparse.Namespace) -> int:
         return 0
     finally:
         s.close()
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from code3.settings import Settings
+
+    return Settings.from_env(project=getattr(args, "project", None), identity=getattr(args, "identity", None))
 
 
 def _share(args: argparse.Namespace) -> int:
@@ -119,7 +124,6 @@ def cmd_account_link(args: argparse.Namespace) -> int:
     """Publish the link statement on `--on URL` (an issue or PR of the forge), and link at once when a resolver's key
     is here; otherwise the bounty's resolver links it the first time a PR of yours merges."""
     from adapters.keystore import Keystore
-    from code3.cli import _settings
     from code3.wiring import build_services
     from domain.errors import Code, Code3Error
     from domain.values import parse_forge_url
