@@ -93,7 +93,7 @@ def _scrub(text: str) -> str:
 
 
 def _csharp(text: str) -> Any:
-    from adapters.code_parser.extract import skeleton_of
+    from adapters.code_parser.extraction import skeleton_of
     return skeleton_of("Hostile.cs", "c_sharp", text.encode())
 
 

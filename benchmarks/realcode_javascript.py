@@ -24,11 +24,11 @@ Oracles:
   (`object.prototype[methodName] = …` over the statics), which the file spells as statics (`lodash.chunk =
   chunk`) or as another constructor's members (`LazyWrapper.prototype.compact`), never as lodash's: they are
   counted in the "members made by computed keys" row, as Node lists them, and left out of member recall.
-  lodash is read as a reader reads it (adapters/code_parser/commonjs.py): lodash.js and core.js are immediately
-  invoked wrappers whose `(freeModule.exports = _)._ = _` sits behind environment checks, `_` being what
-  runInContext() returns; fp/<category>.js is `convert(require('../<category>'))`, which Node shows to be
-  the category module's own object (the oracle's reexports), mutated: the names convert adds at run time
-  (`placeholder`, `convert`, aliases such as `all`) are spelled nowhere and counted as computed.
+  lodash is read as a reader reads it (adapters/code_parser/languages/ecmascript/commonjs.py): lodash.js and
+  core.js are immediately invoked wrappers whose `(freeModule.exports = _)._ = _` sits behind environment
+  checks, `_` being what runInContext() returns; fp/<category>.js is `convert(require('../<category>'))`, which
+  Node shows to be the category module's own object (the oracle's reexports), mutated: the names convert adds
+  at run time (`placeholder`, `convert`, aliases such as `all`) are spelled nowhere and counted as computed.
 - ES modules and TypeScript — the TypeScript compiler: exports and class/interface members from its parser
   (tests/tools/ts_exports.js; `export *` adds no names of its own, as in code3), edges from ts.preProcessFile
   and ts.resolveModuleName (tests/tools/ts_imports.js; a .js file's import is the .js it loads at run time);

@@ -1,6 +1,14 @@
 """Source code → skeletons (exports, imports, parse errors) for 23 languages, behind the CodeParser port.
 
-Importing this package is cheap: tree_sitter and the grammars load on first use.
+- port.py: the CodeParser port and its errors; treesitter.py: its implementation (files, scans, the cache in
+  cache.py); scan.py: which files a scan reads;
+- languages/: one module (or package) per language holding both its extractor and its import resolver, and, in
+  languages/__init__.py, the one table from file extensions to grammars and language modules;
+- the machinery they share: grammars.py (tree-sitter grammars, loaded on first use), source.py (node → text,
+  signatures, docs), extraction.py (bytes → skeleton), resolution.py (imports → project files);
+- version.py: a digest of all of it, recorded with a spec's baseline.
+
+Importing this package is cheap: tree_sitter, the grammars and the language modules load on first use.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from adapters.code_parser.cache import Entry, SkeletonCache
-from adapters.code_parser.extract import skeleton_of
+from adapters.code_parser.extraction import skeleton_of
 from adapters.code_parser.languages import grammar_for
 from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLanguage
-from adapters.code_parser.resolve import ProjectIndex, resolve_imports
+from adapters.code_parser.resolution import ProjectIndex, resolve_imports
 from adapters.code_parser.scan import MAX_BYTES, Candidate, classify_content, list_sources
 from adapters.paths import in_context
 from domain.skeleton import FileSkeleton, MergedSkeleton

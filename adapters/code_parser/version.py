@@ -1,6 +1,6 @@
 """The code parser's version: what a spec's baseline records, so a parser upgrade is not read as drift.
 
-It is a digest of what decides a skeleton — the parser's own sources (adapters/code_parser/*.py and the
+It is a digest of what decides a skeleton — the parser's own sources (adapters/code_parser/**/*.py and the
 skeleton model) and the installed tree-sitter runtime and grammars' versions — so any change to an extractor
 gives a new version without anyone remembering to bump a number. Computed once per process.
 """
@@ -18,10 +18,11 @@ _HERE = Path(__file__).resolve().parent
 @cache
 def parser_version() -> str:
     digest = hashlib.sha256()
-    sources = [*sorted(_HERE.glob("*.py")), _HERE.parent.parent / "domain" / "skeleton.py"]
+    sources = [*sorted(_HERE.rglob("*.py")), _HERE.parent.parent / "domain" / "skeleton.py"]
     for source in sources:
+        name = source.relative_to(_HERE).as_posix() if source.is_relative_to(_HERE) else source.name
         try:
-            digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+            digest.update(name.encode() + b"\0" + source.read_bytes() + b"\0")
         except OSError:
             continue
     grammars = sorted(f"{d.metadata['Name']}=={d.version}".lower() for d in metadata.distributions()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.code_parser.resolve import GoModule, parse_go_mod
+from adapters.code_parser.languages.go import GoModule, parse_go_mod
 from adapters.code_parser.treesitter import TreeSitterCodeParser
 from domain import module_graph
 from domain.drift import compare

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.code_parser.extract import EXTRACTORS
-from adapters.code_parser.languages import EXTENSIONS, grammar_for
+from adapters.code_parser.languages import EXTENSIONS, GRAMMARS, grammar_for
 from adapters.code_parser.treesitter import TreeSitterCodeParser
 from domain.skeleton import Export
 
@@ -30,7 +29,7 @@ SAMPLES = _samples()
 
 
 def test_every_grammar_has_a_sample() -> None:
-    assert set(SAMPLES) == set(EXTRACTORS) == set(EXTENSIONS.values())
+    assert set(SAMPLES) == set(GRAMMARS) == set(EXTENSIONS.values())
 
 
 def _check(name: str, data: bytes) -> None:
@@ -47,7 +46,7 @@ def _check(name: str, data: bytes) -> None:
 
 
 @pytest.mark.parametrize("grammar", sorted(SAMPLES))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cuts=st.lists(st.tuples(st.floats(0, 1), st.integers(1, 40)), min_size=1, max_size=4),
        junk=st.binary(max_size=12))
 def test_mutated_sources_never_crash(grammar: str, cuts: list[tuple[float, int]], junk: bytes) -> None:
@@ -59,7 +58,7 @@ def test_mutated_sources_never_crash(grammar: str, cuts: list[tuple[float, int]]
 
 
 @pytest.mark.parametrize("grammar", sorted(SAMPLES))
-@settings(max_examples=10, deadline=None)
+@settings(deadline=None)
 @given(text=st.text(max_size=200))
 def test_random_text_never_crashes(grammar: str, text: str) -> None:
     _check(SAMPLES[grammar][0], text.encode("utf-8", "surrogatepass"))

@@ -31,177 +31,37 @@ Exports (the keys a consumer sees, as `Object.keys(require(file))` lists them):
   stubFalse`); an `a && b` guard chain stays a value.
 Names made by computed keys (`app[method] = …` in a loop, lodash's `mixin(lodash, lodash)` copying every static
 onto the prototype) cannot be read from the text and are not guessed.
-
-Imports: every `require("…")` call with a string argument, wherever it is (`require('./utils').methods`, in a
-function body), with the names it binds (the declarator's, the property read, or ["*"] for a re-export); and
-dynamic `import("…")` calls likewise (a type's `import("./x").T` too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from adapters.code_parser.base import Node, Source, clean_comment, export, make_import, unquote
-from domain.skeleton import Export, Import
+from adapters.code_parser.languages.ecmascript.module_body import (
+    FUNCTIONS,
+    assignments,
+    chain,
+    class_iife,
+    guards,
+    invoked,
+    last_return,
+    module_body,
+    top_level,
+    unparen,
+)
+from adapters.code_parser.languages.ecmascript.require import require_spec
+from adapters.code_parser.source import Node, Source, clean_comment, export, unquote
+from domain.skeleton import Export
 
-FUNCTIONS = ("arrow_function", "function_expression", "function", "generator_function")
 _CLASSES = ("class", "class_declaration")
 _ROOT = "module.exports"
-
-
-def _chain(node: Node | None) -> tuple[list[Node], Node | None]:
-    """`a = b = c = value` → ([a, b, c], value)."""
-    targets = []
-    while node is not None and node.type == "assignment_expression":
-        targets.append(node.child_by_field_name("left"))
-        node = node.child_by_field_name("right")
-    return targets, node
-
-
-def _assignments(src: Source, statements: list[Node],
-                 renames: dict[str, str] | None = None) -> list[tuple[Node, list[str], Node | None]]:
-    """(statement, assigned target texts, value) for each top-level assignment or declarator chain.
-
-    `(freeModule.exports = _)._ = _` is two: `freeModule.exports = _` and `_._ = _`; a target starting with a
-    guarded alias (`renames`: freeModule → module) is spelled with what it stands for."""
-    renames = renames or {}
-
-    def text(target: Node) -> str:
-        t = src.text(target)
-        head, dot, rest = t.partition(".")
-        return renames[head] + dot + rest if head in renames else t
-
-    out = []
-    for stmt in statements:
-        if stmt.type == "expression_statement" and stmt.named_child_count:
-            pending = [stmt.named_children[0]]
-            while pending:
-                targets, value = _chain(pending.pop())
-                texts = []
-                for t in targets:
-                    inner = _unparen(t.child_by_field_name("object")) if t.type == "member_expression" else None
-                    if inner is not None and inner.type == "assignment_expression":  # (a = v).p = w
-                        pending.append(inner)
-                        v = _chain(inner)[1]
-                        texts.append(f"{src.text(v) if v is not None else ''}.{src.field_text(t, 'property')}")
-                    else:
-                        texts.append(text(t))
-                if targets:
-                    out.append((stmt, texts, value))
-        elif stmt.type in ("lexical_declaration", "variable_declaration"):
-            for d in stmt.named_children:
-                name = d.child_by_field_name("name") if d.type == "variable_declarator" else None
-                if name is not None and name.type == "identifier":
-                    targets, value = _chain(d.child_by_field_name("value"))
-                    out.append((stmt, [src.text(name), *(text(t) for t in targets)], value))
-    return out
-
-
-def _body(src: Source, statements: list[Node]) -> list[Node]:
-    """The statements Node runs when it loads the file, as a reader takes them: an immediately invoked wrapper's
-    body (`;(function() { … }.call(this));`, `(function () { … })()`, `!function () { … }()`) is the module body,
-    and both branches of a top-level `if` count (`else if (freeModule) { (freeModule.exports = _)._ = _; }`: the
-    guards test the environment, the assignment is what Node runs)."""
-    out: list[Node] = []
-    for stmt in statements:
-        if stmt.type == "if_statement":
-            branches = [stmt.child_by_field_name("consequence"), stmt.child_by_field_name("alternative")]
-            for branch in branches:
-                if branch is not None and branch.type == "else_clause":
-                    branch = branch.named_children[0] if branch.named_child_count else None
-                if branch is not None:
-                    out += _body(src, list(branch.named_children) if branch.type == "statement_block" else [branch])
-            continue
-        expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count else None
-        if expr is not None and expr.type == "unary_expression" and expr.named_child_count:
-            expr = expr.named_children[-1]
-        fn = _invoked(src, _unparen(expr))
-        body = fn.child_by_field_name("body") if fn is not None else None
-        if body is not None and body.type == "statement_block":
-            out += _body(src, list(body.named_children))
-        else:
-            out.append(stmt)
-    return out
-
-
-def _invoked(src: Source, call: Node | None, local: dict[str, Node] | None = None) -> Node | None:
-    """The function a call runs when it is written in the file: `(function () {…})()`, `function () {…}.call(this)`,
-    or a local function by name (`runInContext()` with `var runInContext = (function runInContext(context) {…})`)."""
-    if call is None or call.type != "call_expression":
-        return None
-    fn = _unparen(call.child_by_field_name("function"))
-    if fn is not None and fn.type == "member_expression" and src.field_text(fn, "property") in ("call", "apply"):
-        fn = _unparen(fn.child_by_field_name("object"))
-    if fn is not None and fn.type == "identifier" and local is not None:
-        fn = _unparen(local.get(src.text(fn)))
-    if fn is not None and fn.type in (*FUNCTIONS, "function_declaration"):
-        return fn
-    return None
-
-
-def _returned(src: Source, fn: Node) -> tuple[list[Node], Node, Node] | None:
-    """(body statements, the last top-level `return x;`, x) of a function, else None."""
-    body = fn.child_by_field_name("body")
-    if body is None or body.type != "statement_block":
-        return None
-    for stmt in reversed(body.named_children):
-        if stmt.type == "return_statement" and stmt.named_child_count:
-            return list(body.named_children), stmt, stmt.named_children[0]
-    return None
-
-
-def _guards(src: Source, local: dict[str, Node]) -> dict[str, str]:
-    """Names bound to `module` or `exports` behind environment checks: `var freeModule = freeExports &&
-    typeof module == 'object' && module && !module.nodeType && module` → {"freeModule": "module"}."""
-    out: dict[str, str] = {}
-    for _ in range(2):  # freeModule's chain names freeExports
-        for name, value in local.items():
-            node = _unparen(value)
-            while node is not None and node.type == "binary_expression" and src.field_text(node, "operator") == "&&":
-                node = _unparen(node.child_by_field_name("right"))
-            if node is not None and node.type == "identifier" and name not in ("module", "exports"):
-                target = src.text(node)
-                target = out.get(target, target)
-                if target in ("module", "exports") and node is not _unparen(value):
-                    out[name] = target
-    return out
-
-
-def _locals(src: Source, statements: list[Node]) -> dict[str, Node]:
-    """Top-level name → the function, class or value it is declared as."""
-    out: dict[str, Node] = {}
-    for stmt in statements:
-        if stmt.type in ("function_declaration", "generator_function_declaration", "class_declaration"):
-            out.setdefault(src.field_text(stmt, "name"), stmt)
-        elif stmt.type in ("lexical_declaration", "variable_declaration"):
-            for d in stmt.named_children:
-                name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
-                if name is not None and name.type == "identifier" and value is not None:
-                    out.setdefault(src.text(name), _chain(value)[1] or value)
-    return out
-
-
-def _unparen(node: Node | None) -> Node | None:
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count:
-        node = node.named_children[-1]
-    return node
-
-
-def _class_iife(value: Node | None) -> Node | None:
-    """The body of `(function (_super) { function X() {} X.prototype.m = …; return X; }(Base))`, the class
-    pattern TypeScript and Babel emit for ES5, else None."""
-    call = _unparen(value)
-    if call is None or call.type != "call_expression":
-        return None
-    fn = _unparen(call.child_by_field_name("function"))
-    return fn.child_by_field_name("body") if fn is not None and fn.type in FUNCTIONS else None
 
 
 def _prototype_members(src: Source, statements: list[Node], local: dict[str, Node]) -> dict[str, list[Export]]:
     """Constructor name → its members: `X.prototype.m = …` and `Object.defineProperty(X.prototype, "m", …)`, at
     top level and inside the ES5 class IIFE a name is bound to."""
     blocks = [statements] + [list(body.named_children) for value in local.values()
-                             if (body := _class_iife(value)) is not None]
+                             if (body := class_iife(value)) is not None]
     out: dict[str, list[Export]] = {}
     for block in blocks:
         for stmt in block:
@@ -216,7 +76,7 @@ def _prototype_members(src: Source, statements: list[Node], local: dict[str, Nod
                     out.setdefault(first[: -len(".prototype")], []).append(
                         export(name, "property", stmt, _define_signature(src, expr), _doc(src, stmt)))
                 continue
-            targets, value = _chain(expr)
+            targets, value = chain(expr)
             for t in targets:
                 owner, _, prop = src.text(t).rpartition(".prototype.")
                 if owner.isidentifier() and prop.isidentifier() and prop != "constructor":  # Node's own default
@@ -225,20 +85,6 @@ def _prototype_members(src: Source, statements: list[Node], local: dict[str, Nod
                     kind = "method" if _kind(value) == "function" else "field"
                     out.setdefault(owner, []).append(export(prop, kind, stmt, sig, _doc(src, stmt)))
     return out
-
-
-def require_spec(src: Source, node: Node | None) -> str | None:
-    """The string a `require("…")` (or dynamic `import("…")`) call names, else None."""
-    if node is None or node.type != "call_expression":
-        return None
-    fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-    if fn is None or args is None:
-        return None
-    if fn.type != "import" and not (fn.type == "identifier" and src.text(fn) == "require"):
-        return None
-    if args.named_child_count != 1 or args.named_children[0].type != "string":
-        return None
-    return unquote(src.text(args.named_children[0]))
 
 
 def _doc(src: Source, stmt: Node) -> str | None:
@@ -293,7 +139,7 @@ def _plain_object(src: Source, value: Node | None) -> bool:
     if value.type == "binary_expression" and src.field_text(value, "operator") in ("||", "??"):
         # either side: `nativeIsBuffer || stubFalse` (lodash's isBuffer) may be callable; an `a && b` guard chain
         # (`typeof global == 'object' && global && global.Object === Object && global`) stays a value
-        return all(_plain_object(src, _unparen(value.child_by_field_name(side))) for side in ("left", "right"))
+        return all(_plain_object(src, unparen(value.child_by_field_name(side))) for side in ("left", "right"))
     if value.type in ("object", "new_expression", "array", "string", "number", "template_string", "regex",
                       "binary_expression", "unary_expression", "true", "false", "null", "undefined"):
         return True  # `a + b`, `typeof x`: values, not functions
@@ -316,9 +162,9 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
     `declare(decl, span)` is the ES declaration reader (a class's members come from it). `returned` (the return
     statement and its value) reads a function's body instead, for what its call returns: `module.exports = _` with
     `var _ = runInContext()` exports what runInContext's `return lodash;` hands back, `lodash.chunk = chunk` …"""
-    statements = _body(src, statements)
-    local = _locals(src, statements)
-    assigns = _assignments(src, statements, _guards(src, local))
+    statements = module_body(src, statements)
+    local = top_level(src, statements)
+    assigns = assignments(src, statements, guards(src, local))
     aliases = {"exports", _ROOT}
     root: tuple[Node, Node | None] | None = returned
     if returned is not None and returned[1].type == "identifier":
@@ -335,10 +181,10 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
     if root is not None:
         stmt, value = root
         target = local.get(src.text(value), value) if value is not None and value.type == "identifier" else value
-        target = _unparen(target)
+        target = unparen(target)
         reexport = require_spec(src, target)  # module.exports = require("./m"), or a name bound to that
-        fn = _invoked(src, target, local) if depth < 3 else None
-        result = _returned(src, fn) if fn is not None else None
+        fn = invoked(src, target, local) if depth < 3 else None
+        result = last_return(src, fn) if fn is not None else None
         if result is not None:  # the call of a function written here: what it returns, read in its body
             body, ret, ret_value = result
             out += exports(src, body, declare, (ret, ret_value), depth + 1)[0]
@@ -406,51 +252,3 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
 def _unique_members(members: list[Export]) -> list[Export]:
     seen: set[str] = set()
     return [m for m in members if not (m.name in seen or seen.add(m.name))]
-
-
-def imports(src: Source, root: Node) -> list[Import]:
-    """Every `require("…")` and dynamic `import("…")` call of the file (in a type too: `import("./x").T`), in
-    source order, with the names it binds."""
-    found: list[tuple[int, Import]] = []
-    for word, size in ((b"require(", 7), (b"import(", 6)):
-        at = src.data.find(word)
-        while at != -1:
-            callee = root.descendant_for_byte_range(at, at + size)
-            if callee is not None and callee.type == "import" and callee.parent is not None and (
-                    callee.parent.type == "import"):  # the keyword inside the named `import` node
-                callee = callee.parent
-            call = callee.parent if callee is not None and callee.type in ("identifier", "import") else None
-            spec = require_spec(src, call)
-            if spec and call is not None:
-                found.append((call.start_byte, make_import(spec, call, relative=spec.startswith(("./", "../")) or
-                                                           spec in (".", ".."), names=_bound(src, call))))
-            at = src.data.find(word, at + size + 1)
-    return [imp for _, imp in sorted(found, key=lambda f: f[0])]
-
-
-def _bound(src: Source, call: Node) -> list[str]:
-    parent = call.parent
-    if parent is not None and parent.type == "await_expression":
-        parent = parent.parent
-    if parent is not None and parent.type == "variable_declarator":
-        name = parent.child_by_field_name("name")
-        return _names(src, name) if name is not None else []
-    if parent is not None and parent.type == "member_expression":
-        return [src.field_text(parent, "property")]
-    if parent is not None and parent.type == "assignment_expression" and src.text(
-            parent.child_by_field_name("left")) in (_ROOT, "exports"):
-        return ["*"]
-    return []
-
-
-def _names(src: Source, pattern: Node) -> list[str]:
-    if pattern.type == "identifier":
-        return [src.text(pattern)]
-    out = []
-    for c in pattern.named_children:
-        if c.type in ("shorthand_property_identifier_pattern", "identifier"):
-            out.append(src.text(c))
-        elif c.type == "pair_pattern":
-            value = c.child_by_field_name("value")
-            out.extend(_names(src, value) if value is not None else [])
-    return out

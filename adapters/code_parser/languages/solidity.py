@@ -10,7 +10,8 @@ not. Docs: NatSpec `///` and `/** */` comments (tags kept). Imports: `import "â€
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+from adapters.code_parser.resolution import resolve_relative
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _CONTRACTS = {"contract_declaration": "contract", "interface_declaration": "interface",
@@ -88,3 +89,6 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             exports.append(export(src.field_text(node, "name"), "const", node, src.signature(node, None, ";"),
                                   _doc(src, node)))
     return exports, imports
+
+
+resolve_import = resolve_relative  # relative paths, beside the file

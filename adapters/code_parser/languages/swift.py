@@ -4,12 +4,12 @@ Exported: public/open classes, structs, enums, actors, protocols, functions, pro
 `var` → "variable") and typealiases. Members: public/open properties, methods, initializers and nested types,
 every requirement of a protocol, the cases of an enum. Public members of an `extension` join the extended
 type when it is declared in the same file, and otherwise form an export of kind "extension". Docs: `///`
-comments above. Imports: `import Module` and `import kind Module.Symbol`.
+comments above. Imports: `import Module` and `import kind Module.Symbol` (not resolved: modules are packages).
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import
 from domain.skeleton import Export, Import
 
 _VISIBLE = {"public", "open"}

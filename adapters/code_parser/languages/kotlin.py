@@ -3,12 +3,15 @@
 Exported: top-level classes (data/sealed/enum/annotation classes, interfaces), objects, functions, properties
 and type aliases not marked `private` or `internal`. Members: declarations of the class body that are not
 `private`/`protected`/`internal`, `val`/`var` constructor parameters, enum entries, and the members of the
-companion object. Imports: `import a.b.C` (names [C], or the alias), `a.b.*`. Docs: KDoc `/** … */` above.
+companion object. Imports: `import a.b.C` (names [C], or the alias), `a.b.*`, resolved as Java's are (package →
+.kt file under a source root; adapters/code_parser/languages/jvm.py). Docs: KDoc `/** … */` above.
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import
+from adapters.code_parser.languages.jvm import resolve_package
+from adapters.code_parser.resolution import ProjectIndex
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import
 from domain.skeleton import Export, Import
 
 _HIDDEN = {"private", "internal", "protected"}
@@ -113,3 +116,7 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
         else:
             exports += _item(src, node, False)
     return exports, imports
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    return resolve_package(imp, path, ix, ".kt")

@@ -9,13 +9,19 @@ Scala — public is the default: exported are top-level classes, case classes, t
 (Scala 3) top-level defs, vals, vars, types and givens that are not `private`/`protected` (qualified
 `private[x]` too). Members: the non-private defs, vals, vars, types and nested types of the body, `val`/`var`
 class parameters (all parameters of a case class), enum cases. Imports: `import a.b.C`, selectors `{X, Y => Z}`.
+
+Resolution (Kotlin's too, adapters/code_parser/languages/kotlin.py): a package path → its file under the importing
+file's source root (one of its ancestors, or src/main/<language>, src/test/<language>, src/), `pkg.*` → the package
+directory; a static import's member (`a.b.C.m`) → C's file; a Scala selector import names its first selector's file.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import
+from adapters.code_parser.resolution import ProjectIndex, join
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import
 from domain.skeleton import Export, Import
 
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^)]*\))?\s+)+")
@@ -194,3 +200,39 @@ def extract_scala(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
         else:
             exports += _scala_item(src, node, False)
     return exports, imports
+
+
+# --- Resolution (Java, Kotlin, Scala) ---------------------------------------------------------------------------
+
+_SOURCE_DIRS = {".java": "java", ".kt": "kotlin", ".scala": "scala"}
+
+
+def resolve_package(imp: Import, path: str, ix: ProjectIndex, ext: str) -> str | None:
+    """The file (`ext`: .java, .kt, .scala) or, for `pkg.*`, the directory an import of a JVM language names."""
+    parts = imp.specifier.removeprefix("static ").split(".")
+    wildcard = parts[-1] == "*"
+    if wildcard:
+        parts = parts[:-1]
+    lang_dir = _SOURCE_DIRS[ext]
+    roots = [*ix.ancestors(posixpath.dirname(path)), f"src/main/{lang_dir}", f"src/test/{lang_dir}", "src"]
+    if imp.names and imp.names[0] not in ("*", parts[-1]) and not wildcard:
+        parts = [*parts, imp.names[0]]  # Scala selectors: import a.b.{C, D} names a/b/C first
+    for root in dict.fromkeys(roots):
+        base = join(root, *parts)
+        if wildcard:
+            if ix.is_dir(base) and base:
+                return base
+            continue
+        for k in range(len(parts), 0, -1):  # com.x.Y.method (static import) → com/x/Y.java
+            found = ix.first_file([join(root, *parts[:k]) + ext])
+            if found:
+                return found
+    return None
+
+
+def resolve_java(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    return resolve_package(imp, path, ix, ".java")
+
+
+def resolve_scala(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    return resolve_package(imp, path, ix, ".scala")

@@ -1,4 +1,4 @@
-"""JavaScript/TypeScript import specifiers → project files, as Node and the TypeScript compiler resolve them.
+"""JavaScript/TypeScript imports → project files, as Node and the TypeScript compiler resolve them.
 
 Relative specifiers: the file, then the extensions and index files the two tools try (`./x.js` names x.ts in
 TypeScript; a declaration file's `./x.js` names x.d.ts first). Non-relative ones that still name a project file:
@@ -16,6 +16,9 @@ import posixpath
 import re
 from typing import Any
 
+from adapters.code_parser.resolution import ProjectIndex, join
+from domain.skeleton import Import
+
 JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
 _TS_FOR_JS = (".ts", ".tsx", ".d.ts", ".mts", ".cts")
 _DECLARATION = re.compile(r"\.d\.[mc]?ts$")
@@ -28,13 +31,9 @@ _SKIP_DIRS = frozenset({"node_modules", "bower_components", "vendor", "dist", "b
                         "__pycache__", "venv"})
 
 
-def _join(*parts: str) -> str:
-    return posixpath.normpath(posixpath.join(*[p for p in parts if p])) if any(parts) else ""
-
-
 def candidates(base: str, importer: str) -> list[str]:
     """The files a specifier resolved to `base` may name, in the order the tools try them."""
-    out = [base] + [base + e for e in JS_EXTENSIONS] + [_join(base, "index") + e for e in JS_EXTENSIONS]
+    out = [base] + [base + e for e in JS_EXTENSIONS] + [join(base, "index") + e for e in JS_EXTENSIONS]
     stem, ext = posixpath.splitext(base)
     if ext in (".js", ".mjs", ".cjs", ".jsx"):
         ts = [stem + e for e in _TS_FOR_JS]
@@ -45,9 +44,9 @@ def candidates(base: str, importer: str) -> list[str]:
     return out
 
 
-def _read_json(ix: Any, rel: str) -> dict[str, Any] | None:
+def _read_json(ix: ProjectIndex, rel: str) -> dict[str, Any] | None:
     """A JSON (or JSONC: comments, trailing commas) object file of the project, memoised on the index."""
-    cache: dict[str, dict[str, Any] | None] = ix.__dict__.setdefault("_js_json", {})
+    cache: dict[str, dict[str, Any] | None] = ix.store("js.json")
     if rel not in cache:
         found = None
         if ix.is_file(rel):
@@ -63,16 +62,16 @@ def _read_json(ix: Any, rel: str) -> dict[str, Any] | None:
     return cache[rel]
 
 
-def _nearest(ix: Any, importer: str, names: tuple[str, ...]) -> str | None:
+def _nearest(ix: ProjectIndex, importer: str, names: tuple[str, ...]) -> str | None:
     for d in ix.ancestors(posixpath.dirname(importer)):
         for name in names:
-            rel = _join(d, name)
+            rel = join(d, name)
             if ix.is_file(rel):
                 return rel
     return None
 
 
-def _compiler_paths(ix: Any, config: str) -> tuple[dict[str, list[str]], str, str | None]:
+def _compiler_paths(ix: ProjectIndex, config: str) -> tuple[dict[str, list[str]], str, str | None]:
     """(paths, the directory they are relative to, baseUrl as a project path or None), through `extends`."""
     paths: dict[str, list[str]] | None = None
     paths_dir = posixpath.dirname(config)
@@ -85,13 +84,13 @@ def _compiler_paths(ix: Any, config: str) -> tuple[dict[str, list[str]], str, st
         options = data.get("compilerOptions") if isinstance(data.get("compilerOptions"), dict) else {}
         here = posixpath.dirname(current)
         if base_url is None and isinstance(options.get("baseUrl"), str):
-            base_url = _join(here, options["baseUrl"]) or "."
+            base_url = join(here, options["baseUrl"]) or "."
         if paths is None and isinstance(options.get("paths"), dict):
             paths = {k: [v for v in vs if isinstance(v, str)] for k, vs in options["paths"].items()
                      if isinstance(vs, list)}
             paths_dir = here
         parent = data.get("extends")
-        current = _join(here, parent if parent.endswith(".json") else parent + ".json") if isinstance(
+        current = join(here, parent if parent.endswith(".json") else parent + ".json") if isinstance(
             parent, str) and parent.startswith(".") else None
     if base_url is not None and paths is not None:
         paths_dir = base_url
@@ -108,7 +107,7 @@ def _match(pattern: str, spec: str) -> str | None:
     return None
 
 
-def _tsconfig(spec: str, importer: str, ix: Any) -> str | None:
+def _tsconfig(spec: str, importer: str, ix: ProjectIndex) -> str | None:
     config = _nearest(ix, importer, ("tsconfig.json", "jsconfig.json"))
     if config is None:
         return None
@@ -118,11 +117,11 @@ def _tsconfig(spec: str, importer: str, ix: Any) -> str | None:
     matches.sort(key=lambda m: ("*" in m[0], -len(m[0].partition("*")[0])))
     for pattern, star in matches[:1]:
         for target in paths[pattern]:
-            found = ix.first_file(candidates(_join(paths_dir, target.replace("*", star, 1)), importer))
+            found = ix.first_file(candidates(join(paths_dir, target.replace("*", star, 1)), importer))
             if found:
                 return found
     if base_url is not None:
-        return ix.first_file(candidates(_join(base_url, spec), importer))
+        return ix.first_file(candidates(join(base_url, spec), importer))
     return None
 
 
@@ -149,17 +148,18 @@ def _entry(mapping: Any, key: str) -> list[str]:
     return _conditional(mapping[best[0][0]], best[0][1]) if best else []
 
 
-def _workspaces(ix: Any) -> dict[str, str]:
+def _workspaces(ix: ProjectIndex) -> dict[str, str]:
     """Package name → its package.json, for the packages of the project (a monorepo's packages/*, apps/*): up to
     WORKSPACE_DEPTH directories down, never into node_modules or other vendored or hidden directories."""
-    found: dict[str, str] | None = ix.__dict__.get("_js_workspaces")
+    memo = ix.store("js.workspaces")
+    found: dict[str, str] | None = memo.get("")
     if found is not None:
         return found
     found = {}
     stack = [("", 0)]
     while stack and len(found) < 1000:
         rel, depth = stack.pop()
-        manifest = _join(rel, "package.json")
+        manifest = join(rel, "package.json")
         data = _read_json(ix, manifest) if ix.is_file(manifest) else None
         if data is not None and isinstance(data.get("name"), str):
             found.setdefault(data["name"], manifest)
@@ -170,9 +170,9 @@ def _workspaces(ix: Any) -> dict[str, str]:
                 subdirs = [e.name for e in it if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
-        stack += [(_join(rel, d), depth + 1) for d in sorted(subdirs, reverse=True)
+        stack += [(join(rel, d), depth + 1) for d in sorted(subdirs, reverse=True)
                   if not d.startswith(".") and d not in _SKIP_DIRS]
-    ix.__dict__["_js_workspaces"] = found
+    memo[""] = found
     return found
 
 
@@ -181,7 +181,7 @@ def _package_name(spec: str) -> str:
     return "/".join(parts[:2]) if spec.startswith("@") else parts[0]
 
 
-def _package_json(spec: str, importer: str, ix: Any) -> str | None:
+def _package_json(spec: str, importer: str, ix: ProjectIndex) -> str | None:
     manifest = _nearest(ix, importer, ("package.json",))
     data = _read_json(ix, manifest) if manifest else None
     if spec.startswith("#"):
@@ -206,16 +206,17 @@ def _package_json(spec: str, importer: str, ix: Any) -> str | None:
     where = posixpath.dirname(manifest)
     for target in targets:
         if target.startswith("./"):  # anything else names another package: external
-            found = ix.first_file(candidates(_join(where, target), importer))
+            found = ix.first_file(candidates(join(where, target), importer))
             if found:
                 return found
     return None
 
 
-def resolve(spec: str, relative: bool, importer: str, ix: Any) -> str | None:
+def resolve_import(imp: Import, importer: str, ix: ProjectIndex) -> str | None:
     """The project file an import of `importer` names, or None (a package, a builtin, outside the root)."""
-    if relative:
-        return ix.first_file(candidates(_join(posixpath.dirname(importer), spec), importer))
+    spec = imp.specifier
+    if imp.relative:
+        return ix.first_file(candidates(join(posixpath.dirname(importer), spec), importer))
     if spec.startswith(("node:", "data:", "http:", "https:")):
         return None
     return _package_json(spec, importer, ix) or _tsconfig(spec, importer, ix)

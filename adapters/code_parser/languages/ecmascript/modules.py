@@ -1,21 +1,17 @@
-"""JavaScript, TypeScript and TSX: what `import … from "./file"` can bind.
-
-Exported: `export` declarations (function, class, interface, type, enum, namespace, const/let/var — one
-export per declarator; `declare` forms and overloads count once), `export default …` (name "default"),
-`export { a as b }` (name b, kind of the local declaration), re-exports `export { x } from "./m"` and
-`export * as ns from "./m"` (`export * from "./m"` adds no names of its own: it is recorded as an import
-with names ["*"]), `export =` (name "export="), `export import A = …`, and, outside TypeScript
-files, CommonJS (adapters/code_parser/commonjs.py: module.exports and its aliases, prototype members,
-re-exports). Members: public methods, accessors and fields of classes (not `private`/`protected`/`#private`),
-the properties and methods of interfaces, enum members, and the exports of
-namespaces. Docs are the `/** … */` comment above. Imports: `import … from`, side-effect imports,
-re-exports, `import x = require()`, and every `require("…")` and dynamic `import("…")` call.
-"""
+"""ES modules: what the `import`/`export` syntax of a JavaScript, TypeScript or TSX file exports and imports
+(the package's docstring, adapters/code_parser/languages/ecmascript/, says what counts)."""
 
 from __future__ import annotations
 
-from adapters.code_parser import commonjs
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+from adapters.code_parser.languages.ecmascript.members import (
+    FUNCTION_VALUES,
+    class_members,
+    enum_members,
+    interface_members,
+    jsdoc,
+)
+from adapters.code_parser.languages.ecmascript.require import require_spec
+from adapters.code_parser.source import Node, Source, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _KINDS = {
@@ -35,94 +31,7 @@ _KINDS = {
     "internal_module": "namespace",
     "module": "namespace",
 }
-_FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generator_function")
-_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
-
-
-def _jsdoc(src: Source, node: Node) -> str | None:
-    return doc_before(src, node, ("comment",), accept=lambda t: t.startswith("/**"))
-
-
-def _hidden(src: Source, member: Node) -> bool:
-    name = member.child_by_field_name("name") or member.child_by_field_name("property")
-    if name is not None and name.type == "private_property_identifier":
-        return True
-    return any(c.type == "accessibility_modifier" and src.text(c) in ("private", "protected")
-               for c in member.children)
-
-
-def _computed(member: Node) -> bool:
-    name = member.child_by_field_name("name") or member.child_by_field_name("property")
-    return name is not None and name.type == "computed_property_name"
-
-
-def _class_members(src: Source, body: Node | None) -> list[Export]:
-    out: list[Export] = []
-    seen: set[str] = set()
-    for m in body.named_children if body is not None else []:
-        if m.type in ("method_definition", "abstract_method_signature", "method_signature"):
-            if _hidden(src, m) or _computed(m):
-                continue
-            name = unquote(src.field_text(m, "name"))
-            kinds = {c.type for c in m.children}
-            kind = "constructor" if name == "constructor" else "property" if kinds & {"get", "set"} else "method"
-            sig = src.signature(m, m.child_by_field_name("body"), "{;")
-            if kind == "constructor":
-                out.extend(p for p in _parameter_properties(src, m) if p.name not in seen)
-                seen.update(p.name for p in out)
-        elif m.type in ("public_field_definition", "field_definition", "property_signature"):
-            if _hidden(src, m) or _computed(m):
-                continue
-            name_node = m.child_by_field_name("name") or m.child_by_field_name("property")
-            name = unquote(src.text(name_node))
-            kind = "field"
-            value = m.child_by_field_name("value")
-            if value is not None and value.type in _FUNCTION_VALUES:
-                kind = "method"
-            sig = src.signature(m, value, "=;")
-        else:
-            continue
-        if name and (name, kind) not in {(n, kind) for n in seen}:
-            seen.add(name)
-            out.append(export(name, kind, m, sig, _jsdoc(src, m)))
-    return out
-
-
-def _parameter_properties(src: Source, ctor: Node) -> list[Export]:
-    """`constructor(public readonly kind: K, private x)`: the public parameters declared as fields (kind)."""
-    params = ctor.child_by_field_name("parameters")
-    out = []
-    for p in params.named_children if params is not None else []:
-        if p.type not in ("required_parameter", "optional_parameter"):
-            continue
-        marks = {c.type for c in p.children}
-        if not marks & {"accessibility_modifier", "readonly", "override_modifier"} or _hidden(src, p):
-            continue
-        pattern = p.child_by_field_name("pattern")
-        if pattern is not None and pattern.type == "identifier":
-            out.append(export(src.text(pattern), "field", p, src.signature(p, p.child_by_field_name("value"), "=")))
-    return out
-
-
-def _interface_members(src: Source, body: Node | None) -> list[Export]:
-    out = []
-    for m in body.named_children if body is not None else []:
-        if m.type in ("property_signature", "method_signature") and not _computed(m):
-            kind = "method" if m.type == "method_signature" else "field"
-            out.append(export(unquote(src.field_text(m, "name")), kind, m, src.signature(m, None, ";,"),
-                              _jsdoc(src, m)))
-    return out
-
-
-def _enum_members(src: Source, body: Node | None) -> list[Export]:
-    out = []
-    for m in body.named_children if body is not None else []:
-        if m.type in ("property_identifier", "identifier", "string"):
-            out.append(export(unquote(src.text(m)), "enum_member", m, src.text(m)))
-        elif m.type == "enum_assignment":
-            name = unquote(src.field_text(m, "name"))
-            out.append(export(name, "enum_member", m, src.signature(m)))
-    return out
+TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
 def _declarator_names(src: Source, pattern: Node) -> list[str]:
@@ -154,7 +63,7 @@ def declarations(src: Source, decl: Node, span: Node) -> list[Export]:
             value = d.child_by_field_name("value")
             name_node = d.child_by_field_name("name")
             keyword = "const" if is_const else src.text(decl).split(None, 1)[0]
-            if value is not None and value.type in _FUNCTION_VALUES:
+            if value is not None and value.type in FUNCTION_VALUES:
                 body = value.child_by_field_name("body")
                 sig = f"{keyword} {src.signature(d, body, '{=>')}"
                 kind = "function"
@@ -175,13 +84,13 @@ def declarations(src: Source, decl: Node, span: Node) -> list[Export]:
     body = decl.child_by_field_name("body")
     members: list[Export] = []
     if kind == "class":
-        members = _class_members(src, body)
+        members = class_members(src, body)
     elif kind == "interface":
-        members = _interface_members(src, body)
+        members = interface_members(src, body)
     elif kind == "enum":
-        members = _enum_members(src, body)
+        members = enum_members(src, body)
     elif kind == "namespace" and body is not None:
-        members = _module_exports(src, body)[0]
+        members = module_exports(src, body)[0]
     return [export(name, kind, decl, src.signature(decl, body, "{;"), members=members, span_node=span)]
 
 
@@ -208,7 +117,7 @@ def _is_relative(spec: str) -> bool:
     return spec.startswith("./") or spec.startswith("../") or spec in (".", "..")
 
 
-def _statements(program: Node) -> list[Node]:
+def statements(program: Node) -> list[Node]:
     """Top-level statements; those tree-sitter wrapped in an ERROR node (it gives up on a whole file at times,
     e.g. a .d.ts without semicolons) are still statements."""
     out: list[Node] = []
@@ -223,12 +132,12 @@ def _statements(program: Node) -> list[Node]:
     return out
 
 
-def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Import]]:
+def module_exports(src: Source, program: Node) -> tuple[list[Export], list[Import]]:
     exports: list[Export] = []
     imports: list[Import] = []
     locals_: dict[str, Node] = {}
     clauses: list[tuple[Node, Node]] = []  # (export_specifier, statement) naming locals
-    for stmt in _statements(program):
+    for stmt in statements(program):
         t = stmt.type
         if t == "import_statement":
             source = stmt.child_by_field_name("source")
@@ -251,7 +160,7 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
             for d in stmt.named_children:
                 if d.type == "variable_declarator":
                     name_node = d.child_by_field_name("name")
-                    if name_node is not None and name_node.type == "identifier" and not commonjs.require_spec(
+                    if name_node is not None and name_node.type == "identifier" and not require_spec(
                             src, d.child_by_field_name("value")):
                         locals_[src.text(name_node)] = stmt
         elif t == "expression_statement":
@@ -278,17 +187,17 @@ def _module_exports(src: Source, program: Node) -> tuple[list[Export], list[Impo
             exports.append(found[0].model_copy(update={"name": name}))
         else:
             exports.append(export(name, "other", spec_node, f"export {{ {src.text(spec_node)} }}"))
-    return _unique(exports), imports
+    return unique(exports), imports
 
 
-def _unique(exports: list[Export]) -> list[Export]:
+def unique(exports: list[Export]) -> list[Export]:
     seen: set[str] = set()
-    unique = []
+    out = []
     for e in exports:  # overloads and declaration merging: one export per name
         if e.name not in seen:
             seen.add(e.name)
-            unique.append(e)
-    return unique
+            out.append(e)
+    return out
 
 
 def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: list[Import],
@@ -297,7 +206,7 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
     spec = _string(src, source)
     is_default = any(c.type == "default" for c in stmt.children) or src.text(stmt).startswith("export default")
     decl = stmt.child_by_field_name("declaration")
-    doc = _jsdoc(src, stmt)
+    doc = jsdoc(src, stmt)
     if is_default:
         value = decl or stmt.child_by_field_name("value")
         if value is not None and value.type == "identifier":
@@ -306,7 +215,7 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
         if found and found[0].kind != "other":
             exports.append(found[0].model_copy(update={"name": "default", "doc": doc}))
         else:
-            kind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
+            kind = "function" if value is not None and value.type in FUNCTION_VALUES else "variable"
             text = src.signature(value, None, ";") if value is not None else src.signature(stmt, None, ";")[15:]
             exports.append(export("default", kind, stmt, f"export default {text}"[:200], doc))
         return
@@ -338,15 +247,3 @@ def _export_statement(src: Source, stmt: Node, exports: list[Export], imports: l
             clauses.extend((s, stmt) for s in c.named_children if s.type == "export_specifier")
     if src.text(stmt).lstrip().startswith("export ="):
         exports.append(export("export=", "other", stmt, src.signature(stmt, None, ";")))
-
-
-def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
-    exports, imports = _module_exports(src, root)
-    if b"require(" in src.data or b"import(" in src.data:
-        imports = sorted([*imports, *commonjs.imports(src, root)], key=lambda i: i.line or 0)
-    if not src.path.endswith(_TS_SUFFIXES):  # TypeScript does not read CommonJS assignments as exports
-        cjs, whole = commonjs.exports(src, _statements(root), lambda decl, span: declarations(src, decl, span))
-        exports = _unique([*exports, *cjs])
-        if whole:  # `var m = require("./m"); module.exports = m` hands m on whole, as `export * from`
-            imports = [i.model_copy(update={"names": ["*"]}) if i.specifier == whole else i for i in imports]
-    return exports, imports

@@ -5,7 +5,11 @@ consts and vars whose names are capitalised. Methods with an exported name on an
 members of that type when it is declared in the same file, and otherwise top-level exports named
 "Type.Method" (kind "method"). Struct members: exported fields and exported embedded types; interface
 members: exported methods and embedded interfaces. Docs are the `//` comments above. Imports: each import
-spec (alias or package name in `names`), resolved through go.mod (adapters.code_parser.resolve).
+spec (alias or package name in `names`).
+
+Resolution: the module path of the nearest go.mod (the module root package too) and its local `replace` directives
+→ one file of the package (named after it or its directory, else doc.go, else the first non-test file); a
+`replace` out of the project root is an external import, never read.
 
 The functions `go test` runs (TestXxx, BenchmarkXxx, ExampleXxx, FuzzXxx in a _test.go file) are not exports:
 no other package can call them, so removing one is not API drift.
@@ -13,7 +17,12 @@ no other package can call them, so removing one is not API drift.
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+import os
+import posixpath
+from dataclasses import dataclass
+
+from adapters.code_parser.resolution import ProjectIndex, join
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 
@@ -162,3 +171,100 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
         else:
             exports.append(method.model_copy(update={"name": f"{recv}.{method.name}"}))
     return exports, imports
+
+
+# --- Resolution -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoModule:
+    """A go.mod: its module path, its directory, and its `replace`s by a local directory (old module path →
+    the directory, project-relative and normalised: it starts with ../ when it leads out of the project)."""
+
+    path: str
+    dir: str
+    replaces: tuple[tuple[str, str], ...] = ()
+
+
+def parse_go_mod(text: str, mod_dir: str) -> GoModule | None:
+    """The module line and the local-path `replace` directives (single and in blocks) of a go.mod."""
+    module = None
+    replaces: list[tuple[str, str]] = []
+    block = ""
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if block:
+            if line == ")":
+                block = ""
+                continue
+            line = f"{block} {line}"
+        elif line.endswith("(") and line[:-1].strip() in ("replace", "require", "exclude", "retract"):
+            block = line[:-1].strip()
+            continue
+        words = line.split()
+        if words[0] == "module" and len(words) > 1:
+            module = words[1].strip('"`')
+        elif words[0] == "replace" and "=>" in words:
+            arrow = words.index("=>")
+            old = words[1].strip('"`') if arrow > 1 else ""
+            new = words[arrow + 1].strip('"`') if len(words) > arrow + 1 else ""
+            if old and (new.startswith(("./", "../")) or new in (".", "..") or new.startswith("/")):
+                target = new if new.startswith("/") else posixpath.normpath(posixpath.join(mod_dir or ".", new))
+                replaces.append((old, target))
+    return GoModule(module, mod_dir, tuple(replaces)) if module else None
+
+
+def go_module(ix: ProjectIndex, rel_dir: str) -> GoModule | None:
+    """The module of the nearest go.mod at or above a directory."""
+    memo: dict[str, GoModule | None] = ix.store("go.mod")
+    for d in ix.ancestors(rel_dir):
+        if d in memo:
+            return memo[d]
+        mod = posixpath.join(d, "go.mod") if d else "go.mod"
+        if ix.is_file(mod):
+            try:
+                with open(os.path.join(ix.root, mod), encoding="utf-8", errors="replace") as fh:
+                    found = parse_go_mod(fh.read(1_000_000), d)
+            except OSError:
+                found = None
+            memo[d] = found
+            return found
+    return None
+
+
+def package_file(ix: ProjectIndex, rel_dir: str, name: str = "") -> str | None:
+    """The file that stands for a Go package: <name>.go (the import path's last element), <dir name>.go,
+    doc.go, else its first non-test .go file."""
+    memo: dict[tuple[str, str], str | None] = ix.store("go.package")
+    if (rel_dir, name) in memo:
+        return memo[rel_dir, name]
+    names: list[str] = []
+    if ix.is_dir(rel_dir):
+        try:
+            with os.scandir(os.path.join(ix.root, rel_dir or ".")) as it:
+                names = sorted(e.name for e in it if e.name.endswith(".go") and not e.name.endswith("_test.go")
+                               and e.is_file(follow_symlinks=False))
+        except OSError:
+            names = []
+    base = posixpath.basename(rel_dir)
+    chosen = next((n for n in (f"{name}.go", f"{base}.go", "doc.go") if n in names), names[0] if names else None)
+    found = memo[rel_dir, name] = join(rel_dir, chosen) if chosen else None
+    return found
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    found = go_module(ix, posixpath.dirname(path))
+    if found is None:
+        return None
+    spec = imp.specifier
+    bases = [(found.path, found.dir), *found.replaces]
+    matches = [(old, d) for old, d in bases if spec == old or spec.startswith(old + "/")]
+    if not matches:
+        return None
+    old, base = max(matches, key=lambda m: len(m[0]))
+    target = posixpath.normpath(posixpath.join(base or ".", spec[len(old) + 1:])) if spec != old else base
+    if target.startswith(("/", "../")) or target == "..":
+        return None  # a replace leading out of the project: an external import, never read
+    return package_file(ix, "" if target == "." else target, spec.rsplit("/", 1)[-1])

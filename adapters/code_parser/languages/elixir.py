@@ -3,12 +3,16 @@
 Exported: every `defmodule` (nested modules as their own exports, with the qualified name). Members: `def`
 ("function"), `defmacro` ("macro"), `defguard` and `defdelegate` (not `defp`/`defmacrop`/`defguardp`), one
 per name/arity, and `defstruct` ("struct"). Docs: `@moduledoc` and the `@doc` before a definition.
-Imports: `alias`, `import`, `require`, `use` (the module named).
+Imports: `alias`, `import`, `require`, `use` (the module named), resolved by Mix's convention: Acme.Util →
+lib/acme/util.ex (or .exs; from the project root too).
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, export, make_import, unquote
+import re
+
+from adapters.code_parser.resolution import ProjectIndex, join
+from adapters.code_parser.source import Node, Source, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _PUBLIC = {"def": "function", "defmacro": "macro", "defguard": "function", "defdelegate": "function"}
@@ -120,3 +124,13 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
         elif node.type == "call" and _target(src, node) in _IMPORTS:
             _import(src, node, imports)
     return exports, imports
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    """Acme.Util → lib/acme/util.ex (Mix's convention: Macro.underscore of each segment)."""
+    rel = "/".join(_snake(p) for p in imp.specifier.split("."))
+    return ix.first_file([join(root, rel) + ext for root in ("lib", "") for ext in (".ex", ".exs")])

@@ -2,12 +2,14 @@
 
 Exported: `pub fn` ("function"), `pub const`/`pub var` ("const"/"variable"; a const bound to a `struct`,
 `enum`, `union` or `opaque` gets that kind, with its fields — always public in Zig — and its `pub`
-declarations as members). Docs: `///` comments. Imports: `@import("…")` (relative for paths ending in .zig).
+declarations as members). Docs: `///` comments. Imports: `@import("…")` (relative for paths ending in .zig,
+resolved beside the file).
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+from adapters.code_parser.resolution import resolve_relative
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
@@ -64,3 +66,6 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
                 ident = next((c for c in node.named_children if c.type == "identifier"), None)
                 imports.append(make_import(spec, node, relative=spec.endswith(".zig"), names=[src.text(ident)]))
     return _decls(src, root, False), imports
+
+
+resolve_import = resolve_relative  # a relative `@import("x.zig")`: beside the file; `@import("std")` is not a file

@@ -7,12 +7,16 @@ names a body), C++ classes ("class"), named namespaces ("namespace", their expor
 (.h/.hpp/…) `#define` macros ("macro"; not include guards) and `static inline` functions. Out-of-line member
 definitions (`A::f() {}`) are not new exports. Members: fields and methods of structs/unions/classes that are
 public (`public:` sections; a class starts private, a struct public), enumerators. Docs: the comment above.
-Imports: `#include "…"` (relative: resolved beside the file, then include dirs) and `#include <…>`.
+Imports: `#include "…"` (relative) and `#include <…>`, resolved beside the file (`"…"` only), then under the
+`include/` directory and the directory itself of each ancestor directory, up to the project root.
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+import posixpath
+
+from adapters.code_parser.resolution import ProjectIndex, join
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".inl")
@@ -201,3 +205,12 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             seen.add((e.name, e.kind))
             unique.append(e)
     return unique, imports
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    here = posixpath.dirname(path)
+    dirs = [here] if imp.relative else []
+    for d in ix.ancestors(here):
+        dirs += [join(d, "include"), d]
+    return ix.first_file([join(d, spec) for d in dict.fromkeys(dirs)])

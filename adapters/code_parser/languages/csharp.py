@@ -4,14 +4,15 @@ Exported: `public` classes, interfaces, structs, records, enums and delegates, a
 (block or file-scoped; the namespace is not an export of its own). Members: `public` fields, constants,
 properties, events, methods, constructors, indexers and nested types; every member of an interface that
 is not `private`; enum members; a record's positional parameters. Docs: `///` XML comments above.
-Imports: `using X.Y;` (names ["*"]), `using A = X.Y;` (names [A]), `using static X.Y;`.
+Imports: `using X.Y;` (names ["*"]), `using A = X.Y;` (names [A]), `using static X.Y;` (not resolved: a
+namespace names no file).
 """
 
 from __future__ import annotations
 
 import re
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import
 from domain.skeleton import Export, Import
 
 _TYPES = {

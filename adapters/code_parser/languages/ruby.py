@@ -4,12 +4,16 @@ Exported: top-level classes and modules (nested ones as members), top-level meth
 constants. Members: public instance methods (before any bare `private`/`protected`, not named by
 `private :x`/`private def x`), singleton methods (`def self.x`), constants, `attr_reader`/`attr_writer`/
 `attr_accessor` names ("property"), nested classes and modules. Docs: the `#` comments above. Imports:
-`require`, `require_relative` (relative, resolved beside the file), `load`, `autoload`.
+`require`, `require_relative` (relative, resolved beside the file), `load`, `autoload`; a `require` is resolved
+under lib/, then from the project root (with or without its .rb).
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, clean_comment, export, make_import, unquote
+import posixpath
+
+from adapters.code_parser.resolution import ProjectIndex, join
+from adapters.code_parser.source import Node, Source, clean_comment, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _REQUIRES = ("require", "require_relative", "load", "autoload")
@@ -109,3 +113,11 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
             if left is not None and left.type == "constant":
                 exports.append(export(src.text(left), "const", node, src.text(left), _doc(src, node)))
     return exports, imports
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    candidates = [spec, spec + ".rb"]
+    if imp.relative:
+        return ix.first_file([join(posixpath.dirname(path), c) for c in candidates])
+    return ix.first_file([join(root, c) for root in ("lib", "") for c in candidates])

@@ -3,12 +3,17 @@
 Exported: top-level (or namespaced) classes, interfaces, traits, enums, functions and `const`s. Members:
 public methods (no modifier means public), public properties and constants, enum cases. Docs: `/** */`
 comments above. Imports: `use A\\B\\C;` (names [C] or the alias; group uses expanded), and
-`require`/`include` (`_once`) of a literal path (relative, resolved beside the file).
+`require`/`include` (`_once`) of a literal path (relative, resolved beside the file). A `use` is resolved
+PSR-4 style: the namespace path (A/B/C.php, else B/C.php: without its vendor prefix) under the importing file's
+source root (one of its ancestors, or src/, lib/).
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, doc_before, export, make_import, unquote
+import posixpath
+
+from adapters.code_parser.resolution import ProjectIndex, join, resolve_relative
+from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 _TYPES = {"class_declaration": "class", "interface_declaration": "interface", "trait_declaration": "trait",
@@ -104,3 +109,21 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
     imports: list[Import] = []
     _statements(src, root, exports, imports)
     return exports, imports
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    if imp.relative:
+        return resolve_relative(imp, path, ix)
+    parts = [p for p in imp.specifier.split("\\") if p]
+    if len(parts) < 2:
+        return None
+    # PSR-4 style: the namespace path under the importing file's source root (one of its ancestors, or src/,
+    # lib/), possibly without the vendor prefix; at least a directory and the file must match
+    roots = [*ix.ancestors(posixpath.dirname(path)), "src", "lib"]
+    for k in range(len(parts) - 1):
+        rel = "/".join(parts[k:]) + ".php"
+        for root in dict.fromkeys(roots):
+            found = ix.first_file([join(root, rel)])
+            if found:
+                return found
+    return None

@@ -1,4 +1,5 @@
-"""Helpers shared by the per-language extractors: node text, signatures, doc comments, parse errors."""
+"""What the per-language extractors share: a file's bytes and node → text (Source), signatures, doc comments,
+export and import builders, parse errors."""
 
 from __future__ import annotations
 

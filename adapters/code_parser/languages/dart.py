@@ -4,12 +4,14 @@ Exported: top-level classes, mixins, enums, extensions, typedefs, functions, get
 (`const` → "const", otherwise "variable") whose names do not start with `_`. Members: fields, constructors
 (`Engine.named` as "named"), methods, getters and setters of the class body whose names do not start with
 `_`, enum values. Docs: `///` and `/** */` comments. Imports: `import`, `export` (a re-export, names ["*"]),
-`part` directives; names are the `show` list, the `as` prefix, or ["*"].
+`part` directives; names are the `show` list, the `as` prefix, or ["*"]. Resolved: relative URIs beside the
+file, `package:name/x.dart` to lib/x.dart.
 """
 
 from __future__ import annotations
 
-from adapters.code_parser.base import Node, Source, clean_comment, end_line, export, make_import, unquote
+from adapters.code_parser.resolution import ProjectIndex, join, resolve_relative
+from adapters.code_parser.source import Node, Source, clean_comment, end_line, export, make_import, unquote
 from domain.skeleton import Export, Import
 
 
@@ -151,3 +153,11 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
                     exports.append(export(name, kind, item, f"{src.span(anchor.start_byte, item.start_byte)}"
                                           f"{name}".strip(), _doc(anchor, src)))
     return exports, imports
+
+
+def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:
+    spec = imp.specifier
+    if spec.startswith("package:"):
+        rest = spec[len("package:"):].split("/", 1)
+        return ix.first_file([join("lib", rest[1])]) if len(rest) == 2 else None
+    return resolve_relative(imp, path, ix)
