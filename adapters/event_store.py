@@ -2,7 +2,7 @@
 
 On PostgreSQL every store of a process on one database shares one library datastore (`SharedPostgresFactory`):
 a pool of at most `STORE_POOL_SIZE` connections, each pinged before use (POSTGRES_PRE_PING) and replaced when
-its backend was terminated, with the same bounded reconnection as the views' pool (adapters.sql).
+its backend was terminated, with the same bounded reconnection as the views' pool (adapters.pg_pool).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresDatastore, PostgresFactory
 
-from adapters.sql import RECONNECT_S, STATS_POOLS, PostgresUrl, connection_options
+from adapters.pg_pool import RECONNECT_S, STATS_POOLS, PostgresUrl, connection_options
 from domain.bounty import Bounty
 from domain.file_meta import FileMeta
 from domain.issue import Issue

@@ -72,13 +72,13 @@ def exposition(store: dict[str, Any] | None) -> bytes:
 
 
 class _ConnectionCollector:
-    """This process's PostgreSQL connections, read from its pools at scrape time (adapters.sql.connection_stats):
+    """This process's PostgreSQL connections, read from its pools at scrape time (adapters.pg_pool.connection_stats):
     a lost connection is one the pool found broken (a terminated backend, a restarted server) and replaced."""
 
     def collect(self) -> Any:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        from adapters.sql import connection_stats
+        from adapters.pg_pool import connection_stats
 
         stats = connection_stats()
         lost = CounterMetricFamily("code3_db_reconnects", "Database connections found lost and re-established")

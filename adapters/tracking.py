@@ -29,7 +29,8 @@ import threading
 import uuid
 import weakref
 
-from adapters.sql import DDL_LOCK, Cursor, SqlDb, unreachable
+from adapters.db_outage import unreachable
+from adapters.sql import DDL_LOCK, Cursor, SqlDb
 
 log = logging.getLogger("code3.leases")
 

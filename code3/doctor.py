@@ -51,7 +51,7 @@ def diagnose(settings: Settings) -> list[Check]:
             return f"SQLite {settings.state_dir / 'events.sqlite'}"
         import psycopg
 
-        from adapters.sql import CONNECT_TIMEOUT_S, PostgresUrl, application_name
+        from adapters.pg_pool import CONNECT_TIMEOUT_S, PostgresUrl, application_name
 
         url = PostgresUrl.parse(settings.database_url)
         try:

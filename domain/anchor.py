@@ -20,65 +20,34 @@ by lines). Finding it again goes from the surest evidence to the least sure:
 Never silently wrong: a short quote found elsewhere without its context, two near-equal candidates, an
 unclear edge or a weak similarity all give orphaned, which a person can re-attach, rather than a
 doubtful anchor. benchmarks/reanchor.py measures both sides of that trade.
+
+What an anchor and a result are, and the line primitives, are domain/anchor_model.py's (re-exported
+here: this module is what callers import); the evidence of steps 2 to 5 is weighed in anchor_match.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from domain.anchor_match import (
+from domain.anchor_match import IN_PLACE_CONTEXT, Matcher
+from domain.anchor_model import (
     CONTEXT_CHARS,
     CONTEXT_LINES,
-    IN_PLACE_CONTEXT,
+    Anchor,
     AnchorResult,
-    Matcher,
     Status,
     context_of,
+    file_digest,
     occurrences,
     orphaned,
     split_lines,
 )
-from domain.canonical import sha256_hex
-from domain.errors import Code, Code3Error
 
 __all__ = ["CONTEXT_CHARS", "CONTEXT_LINES", "Anchor", "AnchorResult", "Status", "file_digest", "quick", "reanchor",
            "search_cost", "snippet_at", "split_lines", "stale"]
 
 
-def file_digest(text: str) -> str:
-    return sha256_hex(text)
-
-
 def snippet_at(text: str, start_line: int, end_line: int) -> str:
     """Lines start_line..end_line (1-based, inclusive) of a text: what stitch shows for an anchor."""
     return "\n".join(split_lines(text)[start_line - 1 : end_line])
-
-
-@dataclass(frozen=True)
-class Anchor:
-    start_line: int
-    end_line: int
-    selected_text: str
-    context_before: str
-    context_after: str
-    file_digest: str
-    occurrences: int = 1
-    """How many times the selected lines occurred verbatim in the file when captured."""
-
-    @classmethod
-    def capture(cls, text: str, start_line: int, end_line: int) -> Anchor:
-        """The anchor of lines start_line..end_line (1-based, inclusive) of a file's current text."""
-        lines = split_lines(text)
-        if not 1 <= start_line <= end_line:
-            raise Code3Error(Code.VALIDATION, f"invalid line range {start_line}-{end_line}",
-                             "use 1 <= startLine <= endLine")
-        if end_line > len(lines):
-            raise Code3Error(Code.VALIDATION, f"endLine {end_line} is past the end of the file ({len(lines)} lines)",
-                             "choose lines that exist in the file's current text")
-        before, after = context_of(lines, start_line, end_line)
-        quote = lines[start_line - 1 : end_line]
-        return cls(start_line, end_line, "\n".join(quote), before, after, file_digest(text),
-                   len(occurrences(lines, quote)))
 
 
 def quick(anchor: Anchor, text: str | None, digest: str | None = None,

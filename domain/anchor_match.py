@@ -16,16 +16,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel, LCSseq
 
-if TYPE_CHECKING:
-    from domain.anchor import Anchor
+from domain.anchor_model import (
+    CONTEXT_LINES,
+    Anchor,
+    AnchorResult,
+    Status,
+    orphaned,
+    split_lines,
+)
 
-CONTEXT_LINES = 3
-CONTEXT_CHARS = 200
 FUZZY_THRESHOLD = 0.8
 """Least similarity of the quote to a candidate window for a fuzzy anchor."""
 SURE_QUOTE = 0.9
@@ -74,18 +77,6 @@ STRETCH_PAIRS = 250_000
 """Changed stretches of a big quote compared character by character when this small (length times length)."""
 
 _WORD = re.compile(r"\w+")
-Status = Literal["exact", "moved", "fuzzy", "orphaned", "stale"]
-"""`stale`: not searched yet (a read's budget was spent); the lines are where the anchor was last found."""
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as an editor numbers them: split on LF only; a final newline does not start a new line."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 @lru_cache(maxsize=2)
@@ -95,56 +86,6 @@ def _lines_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     times). Tuples, so no caller can change what the next one gets."""
     lines = tuple(split_lines(text))
     return lines, tuple(_norm(line) for line in lines)
-
-
-def context_of(lines: Sequence[str], start: int, end: int) -> tuple[str, str]:
-    """The (at most) CONTEXT_LINES lines before and after lines start..end (1-based), each capped to
-    the CONTEXT_CHARS characters nearest the range."""
-    before = "\n".join(lines[max(0, start - 1 - CONTEXT_LINES) : start - 1])[-CONTEXT_CHARS:]
-    after = "\n".join(lines[end : end + CONTEXT_LINES])[:CONTEXT_CHARS]
-    return before, after
-
-
-@dataclass(frozen=True)
-class AnchorResult:
-    status: Status
-    start_line: int | None
-    end_line: int | None
-    confidence: float
-    reason: str
-
-    @property
-    def found(self) -> bool:
-        """Found in the current text (a stale result is not: its lines are from an older one)."""
-        return self.status not in ("orphaned", "stale")
-
-
-def occurrences(lines: Sequence[str], quote: Sequence[str]) -> list[int]:
-    """1-based starts of every verbatim occurrence of the quote's lines (Knuth-Morris-Pratt over lines,
-    linear even in a file of identical lines)."""
-    k = len(quote)
-    fail = [0] * k
-    j = 0
-    for i in range(1, k):
-        while j and quote[i] != quote[j]:
-            j = fail[j - 1]
-        if quote[i] == quote[j]:
-            j += 1
-        fail[i] = j
-    found, j = [], 0
-    for i, line in enumerate(lines):
-        while j and line != quote[j]:
-            j = fail[j - 1]
-        if line == quote[j]:
-            j += 1
-            if j == k:
-                found.append(i - k + 2)
-                j = fail[j - 1]
-    return found
-
-
-def orphaned(reason: str) -> AnchorResult:
-    return AnchorResult("orphaned", None, None, 0.0, reason)
 
 
 def _norm(line: str) -> str:

@@ -5,7 +5,10 @@ A family answers every failure as its seed does, wherever the failure is caught:
 - `code3` (seeds 001 and 003: spec_mcp.*, server_mcp.*, add): `{code: E_*, message, hint}` as JSON text;
 - `ai-loom` (seed 004): `{code: NOT_FOUND | VALIDATION_ERROR | INTERNAL, message[, hint]}` as JSON text;
 - `reverse-spec` (seed 000): the seed's plain text, "<tool> 失败: <详情>";
-- `codenexus` (seed 002): a JSON-RPC error whose `data` is `{type, details, timestamp}`.
+- `codenexus` (seed 002): a JSON-RPC error whose `data` is `{type, details, timestamp}`, with the seed's codes
+  (-32000 file not found, -32001 permission denied: outside the root, the state directory, a secret file; -32002
+  validation failed), a refusal turned into one by `as_mcp_error` (here, since the MCP front needs it too, for a
+  refusal raised outside the family's handlers; mcp_tools/codenexus/errors.py wraps the handlers with it).
 
 A tool failure is `isError` with the error in the text only (`mcp_tools.binding.error_result`). Every
 JSON-RPC error a Code3 server sends, in any profile, carries CodeNexus's `data: {type, details, timestamp}`
@@ -20,14 +23,24 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
+from adapters.paths import PathRefused
+from domain.errors import Code, Code3Error
+
 CODE3, AI_LOOM, REVERSE_SPEC, CODENEXUS = "code3", "ai-loom", "reverse-spec", "codenexus"
 _PACKAGES = {"mcp_tools.ai_loom": AI_LOOM, "mcp_tools.reverse_spec": REVERSE_SPEC, "mcp_tools.codenexus": CODENEXUS}
 
 # JSON-RPC 2.0 and seed 002's error codes -> the `type` their data carries
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+FILE_NOT_FOUND, PERMISSION_DENIED, VALIDATION_FAILED = -32000, -32001, -32002
 _TYPES = {PARSE_ERROR: "ParseError", INVALID_REQUEST: "InvalidRequest", METHOD_NOT_FOUND: "MethodNotFound",
-          INVALID_PARAMS: "ValidationError", INTERNAL_ERROR: "InternalError", -32000: "FileNotFoundError",
-          -32001: "PermissionError", -32002: "ValidationError"}
+          INVALID_PARAMS: "ValidationError", INTERNAL_ERROR: "InternalError", FILE_NOT_FOUND: "FileNotFoundError",
+          PERMISSION_DENIED: "PermissionError", VALIDATION_FAILED: "ValidationError"}
+# the messages of the CodeNexus errors a handler raises (`nexus_error`), and which of them answers a refusal
+_NEXUS_MESSAGES = {FILE_NOT_FOUND: "File not found", PERMISSION_DENIED: "Permission denied",
+                   VALIDATION_FAILED: "Validation failed", INVALID_PARAMS: "Invalid params"}
+_BY_REASON = {"invalid": VALIDATION_FAILED, "outside": PERMISSION_DENIED, "forbidden": PERMISSION_DENIED,
+              "not_found": FILE_NOT_FOUND, "not_regular": VALIDATION_FAILED, "too_large": VALIDATION_FAILED}
+_BY_CODE = {Code.NOT_FOUND: FILE_NOT_FOUND, Code.UNAUTHORIZED: PERMISSION_DENIED}
 DATA_KEYS = frozenset({"type", "details", "timestamp"})
 
 INTERNAL_MESSAGE = "internal error; the server log (stderr) has details"
@@ -53,6 +66,18 @@ def error_data(code: int, details: str) -> dict[str, str]:
 
 def rpc_error(code: int, message: str, details: str | None = None) -> MCPError:
     return MCPError(code, message, error_data(code, details or message))
+
+
+def nexus_error(code: int, details: str) -> MCPError:
+    """A CodeNexus error (one of the seed's codes, or INVALID_PARAMS) with its message and seed 002's `data`."""
+    return rpc_error(code, _NEXUS_MESSAGES[code], details)
+
+
+def as_mcp_error(exc: Code3Error) -> MCPError:
+    """A refusal (the domain's, or the path resolver's `PathRefused`) as the CodeNexus error the seed answers."""
+    code = _BY_REASON[exc.reason] if isinstance(exc, PathRefused) else _BY_CODE.get(exc.code, VALIDATION_FAILED)
+    details = f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+    return nexus_error(code, details)
 
 
 def with_data(code: int, message: str, data: Any) -> dict[str, Any] | None:
@@ -92,8 +117,6 @@ def failure(module: str, exc: Any, error_text: Any = None) -> str:
     family's others. Raises the JSON-RPC error for CodeNexus."""
     match family(module):
         case "codenexus":
-            from mcp_tools.codenexus.errors import as_mcp_error
-
             raise as_mcp_error(exc) from None
         case "ai-loom":
             from mcp_tools.ai_loom.errors import LoomError
@@ -121,8 +144,6 @@ def internal(tool: str, module: str, error_text: Any = None) -> str:
 
 def _seed_text(tool: str, message: str, hint: str, error_text: Any) -> str:
     """Seed 000's "<tool> 失败: <详情>", through the declaration's own `error_text` when it has one."""
-    from domain.errors import Code, Code3Error
-
     detail = f"{message} ({hint})" if hint else message
     if error_text is not None:
         return str(error_text(Code3Error(Code.VALIDATION, detail, "")))

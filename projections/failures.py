@@ -16,8 +16,9 @@ import logging
 import sqlite3
 from typing import Any
 
+from adapters.db_outage import unreachable
 from adapters.scrub import scrub
-from adapters.sql import Cursor, SqlDb, unreachable
+from adapters.sql import Cursor, SqlDb
 from adapters.tracking import db_now, ensure_tracking
 from domain.errors import Code, Code3Error
 

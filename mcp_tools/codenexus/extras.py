@@ -22,10 +22,11 @@ from domain.file_meta import (
     parse_tags,
 )
 from mcp_tools.codenexus.answers import DescribeTagAnswer, RemoveRelationshipAnswer, RemoveTagAnswer
+from mcp_tools.codenexus.arguments import PROFILES, FilePathArg, no_credential, seed_schema
 from mcp_tools.codenexus.context import change_file, file_change, iso_z, known_path, locate, project_id, save
-from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
-from mcp_tools.codenexus.tools import PROFILES, FilePathArg, _optional, no_credential
+from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.declare import tool
+from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
 
 
@@ -88,8 +89,8 @@ def describe_tag(
         tag: Annotated[str, Field(description="The tag (lower-case a-z, 0-9, '_' or '-', 2-50 characters)")],
         description: Annotated[str, Field(description="What the tag means",
                                           json_schema_extra={"maxLength": MAX_TAG_DESCRIPTION})],
-        color: Annotated[str | None, *_optional({"type": "string", "pattern": "^#[0-9a-fA-F]{6}$",
-                                                 "description": "Display colour as #rrggbb"})] = None,
+        color: Annotated[str | None, *seed_schema({"type": "string", "pattern": "^#[0-9a-fA-F]{6}$",
+                                                    "description": "Display colour as #rrggbb"})] = None,
 ) -> DescribeTagAnswer:
     """Give a tag a description and a colour (what the codenexus://tags resource shows)"""
     name = parse_tag(tag)

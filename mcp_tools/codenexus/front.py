@@ -2,8 +2,8 @@
 capabilities, added to the server `mcp_tools.server.build_server` built. Imported whenever a server is built,
 so the family's resources and prompts are imported on their first use, not here.
 
-What the SDK leaves out and this adds, reaching into its low-level server (`_lowlevel_server`, the same
-handle `mcp_tools.server` uses):
+What the SDK leaves out and this adds, reaching into its low-level server (through `mcp_tools.sdk_internals`, the
+one module that touches the SDK's private parts):
 - serverInfo `description` "代码库关系管理工具" (the SDK's `Implementation` has the field; build_server
   does not pass one, so it is set here before the first answer);
 - `listChanged` for tools, resources and prompts on the 2025-11-25 handshake (the SDK advertises it only
@@ -35,9 +35,11 @@ from mcp.types import (
 )
 from pydantic import Field
 
-from mcp_tools.codenexus.errors import INVALID_PARAMS, jsonrpc_errors, nexus_error
+from mcp_tools import sdk_internals
+from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.codenexus.subscriptions import Hub
 from mcp_tools.declare import extension
+from mcp_tools.dialects import INVALID_PARAMS, nexus_error
 
 DESCRIPTION = "代码库关系管理工具"
 JSON = "application/json"
@@ -54,7 +56,7 @@ def _json(data: Any) -> str:
 
 @extension(profiles=("codenexus",))
 def register(server: Any, runtime: Any) -> None:
-    low = server._lowlevel_server
+    low = sdk_internals.lowlevel(server)
     own = server.name == "CodeNexus"
     if own:
         low.description = DESCRIPTION
@@ -62,7 +64,7 @@ def register(server: Any, runtime: Any) -> None:
     _resources(server, runtime)
     low.add_request_handler("resources/list", PaginatedRequestParams, _file_listing(server, runtime))
     _prompts(server, runtime)
-    hub = Hub(runtime, server._subscriptions, always=own)
+    hub = Hub(runtime, sdk_internals.subscriptions(server), always=own)
     low.add_request_handler("resources/subscribe", SubscribeRequestParams, hub.subscribe)
     low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, hub.unsubscribe)
     _start_in_lifespan(low, hub.watch)

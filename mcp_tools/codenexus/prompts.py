@@ -7,8 +7,9 @@ from typing import Any
 
 from domain.file_meta import MetaRefused
 from mcp_tools.codenexus.context import fresh, known_path
-from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
+from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.codenexus.resources import file_relationships
+from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
 from projections import codenexus_queries as index
 

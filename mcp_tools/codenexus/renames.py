@@ -17,9 +17,9 @@ from adapters.git import GitError, git
 from domain.file_meta import FileMeta, FilePath, MetaRefused, NexusBaseline
 from mcp_tools import answer_size
 from mcp_tools.codenexus.answers import Move, SyncAnswer
+from mcp_tools.codenexus.arguments import PROFILES
 from mcp_tools.codenexus.context import fresh, project_id
 from mcp_tools.codenexus.errors import jsonrpc_errors
-from mcp_tools.codenexus.tools import PROFILES
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
 from projections import codenexus_queries as index

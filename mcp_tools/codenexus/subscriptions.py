@@ -18,7 +18,8 @@ from urllib.parse import quote, unquote
 import anyio
 from mcp.types import EmptyResult
 
-from mcp_tools.codenexus.errors import INVALID_PARAMS, nexus_error
+from mcp_tools import sdk_internals
+from mcp_tools.dialects import INVALID_PARAMS, nexus_error
 
 if TYPE_CHECKING:
     from mcp_tools.services import Services
@@ -197,7 +198,7 @@ class Hub:
 
 
 def _connection(ctx: Any) -> Any:
-    return getattr(ctx.session, "_connection", None) or ctx.session
+    return sdk_internals.connection(ctx.session) or ctx.session
 
 
 def _changed_after(start: int, s: Services) -> tuple[int, list[str], bool]:

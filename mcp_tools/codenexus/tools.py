@@ -11,9 +11,8 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
-from adapters.redact import redact
 from domain.file_meta import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
@@ -32,6 +31,7 @@ from mcp_tools.codenexus.answers import (
     QueryFilesAnswer,
     QueryResult,
 )
+from mcp_tools.codenexus.arguments import PROFILES, FilePathArg, no_credential, seed_schema
 from mcp_tools.codenexus.context import (
     change_file,
     existing_file,
@@ -42,36 +42,15 @@ from mcp_tools.codenexus.context import (
     locate,
     save,
 )
-from mcp_tools.codenexus.errors import FILE_NOT_FOUND, jsonrpc_errors, nexus_error
+from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.declare import tool
+from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
 from projections import codenexus_queries as index
 
-PROFILES = ("codenexus",)
 MAX_QUERY = 500
 MAX_TERMS = 10
 MAX_OFFSET = 1_000_000
-
-
-def no_credential(text: str, what: str) -> str:
-    """`text`, refused when it holds a credential (adapters/redact.py's judgement, as for a model's context):
-    Code3 keeps it in its log and hands it to models."""
-    if redact(text).total:
-        raise MetaRefused(f"the {what} holds a credential (a token, key or password)",
-                          f"remove it from the {what}: Code3 stores it and shows it to models")
-    return text
-
-
-def _no_default(schema: dict[str, Any]) -> None:
-    schema.pop("default", None)
-
-
-def _optional(schema: dict[str, Any]) -> Any:
-    """An optional argument shown with exactly the seed's schema (no `null` branch, no default)."""
-    return (WithJsonSchema(schema), Field(json_schema_extra=_no_default))
-
-
-FilePathArg = Annotated[str, Field(description="Path to the file relative to project root")]
 
 
 @tool("add_tag", profiles=PROFILES, idempotent=True, open_world=False)
@@ -112,9 +91,9 @@ def create_relationship(
         target_path: Annotated[str, Field(description="Target file path")],
         relationship_type: Annotated[str, Field(description="Type of relationship",
                                                 json_schema_extra={"enum": list(RELATIONSHIP_TYPES)})],
-        description: Annotated[str, *_optional({"type": "string", "description":
-                                                "Optional description of the relationship",
-                                                "maxLength": MAX_DESCRIPTION})] = "",
+        description: Annotated[str, *seed_schema({"type": "string", "description":
+                                                   "Optional description of the relationship",
+                                                   "maxLength": MAX_DESCRIPTION})] = "",
 ) -> CreateRelationshipAnswer:
     """Create a relationship between two files"""
     kind = parse_relationship_type(relationship_type)
@@ -141,13 +120,13 @@ def create_relationship(
 @jsonrpc_errors
 def query_files(
         s: Services,
-        tags: Annotated[list[str] | None, *_optional({"type": "array", "items": {"type": "string"},
-                                                      "description": "Filter by tags (AND logic)"})] = None,
-        comment_contains: Annotated[str | None, *_optional({
+        tags: Annotated[list[str] | None, *seed_schema({"type": "array", "items": {"type": "string"},
+                                                         "description": "Filter by tags (AND logic)"})] = None,
+        comment_contains: Annotated[str | None, *seed_schema({
             "type": "string", "description": "Filter by comment content (full-text search)"})] = None,
-        related_to: Annotated[str | None, *_optional({
+        related_to: Annotated[str | None, *seed_schema({
             "type": "string", "description": "Find files related to this file"})] = None,
-        relationship_type: Annotated[str | None, *_optional({
+        relationship_type: Annotated[str | None, *seed_schema({
             "type": "string", "enum": list(RELATIONSHIP_TYPES), "description": "Filter by relationship type"})] = None,
         limit: Annotated[int, Field(description="Maximum number of results",
                                     json_schema_extra={"minimum": 1, "maximum": 100})] = 20,
