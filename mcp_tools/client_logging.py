@@ -11,6 +11,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_tools import sdk_internals
+
 log = logging.getLogger("code3.mcp")
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -63,13 +65,6 @@ def _mcp_level(levelno: int) -> str:
     return next((name for name in reversed(LEVELS) if levelno >= _PYTHON_LEVEL[name]), "debug")
 
 
-def _connection_state(ctx: Any) -> dict[str, Any]:
-    """Per-connection scratch state (the SDK's `Connection.state`), or a throw-away dict without one."""
-    connection = getattr(ctx.session, "_connection", None)
-    state = getattr(connection, "state", None)
-    return state if isinstance(state, dict) else {}
-
-
 def _allowed_levels(ctx: Any) -> frozenset[str]:
     from mcp.server.connection import allowed_log_levels
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -78,14 +73,15 @@ def _allowed_levels(ctx: Any) -> frozenset[str]:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
         meta = params.get("_meta")
         return frozenset(allowed_log_levels(ctx.protocol_version, meta if isinstance(meta, Mapping) else None))
-    chosen = _connection_state(ctx).get(LEVEL_KEY)  # set by logging/setLevel; nothing is sent before it
+    # set by logging/setLevel; nothing is sent before it
+    chosen = sdk_internals.connection_state(ctx.session).get(LEVEL_KEY)
     return frozenset(LEVELS[LEVELS.index(chosen):]) if chosen in LEVELS else frozenset()
 
 
 async def set_logging_level(ctx: Any, params: Any) -> Any:
     from mcp.types import EmptyResult
 
-    _connection_state(ctx)[LEVEL_KEY] = params.level
+    sdk_internals.connection_state(ctx.session)[LEVEL_KEY] = params.level
     _let_records_through(params.level)
     return EmptyResult()
 

@@ -11,7 +11,7 @@ What the SDK leaves to the server, done here once for every tool, prompt and tra
   its text only, never structuredContent (see `mcp_tools.binding.error_result`);
 - protocol errors as JSON-RPC says: an unknown tool or prompt is -32602 (not a tool result, not code 0),
   and on stdio a line that is not JSON answers -32700 and one that is not a JSON-RPC message -32600
-  (`run_stdio`; the HTTP front does the same in `mcp_tools.http_app`);
+  (`mcp_tools.stdio`; the HTTP front does the same in `mcp_tools.http.jsonrpc`);
 - `logging` to the client (`mcp_tools.client_logging`);
 - `completions` from the registry in `mcp_tools.declare` (`@completer`); a reference the server does
   not know answers an empty list.
@@ -32,11 +32,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ValidationError
 
-from mcp_tools import client_logging, dialects
+from mcp_tools import client_logging, dialects, sdk_internals
 from mcp_tools.binding import Runtime, error_result, sdk_tool
 from mcp_tools.catalog import INSTRUCTIONS, PROFILES, declaration, extensions_for
 from mcp_tools.declare import COMPLETERS, Completer
-from mcp_tools.dialects import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from mcp_tools.dialects import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_tools.manifest import Entry, build
 
 log = logging.getLogger("code3.mcp")
@@ -56,6 +56,7 @@ class Code3Server(MCPServer):
         self._entries = {entry.name: entry for entry in entries}
         self._runtime = runtime
         self._built: dict[str, Tool] = {}
+        sdk_internals.serve_tool_input_schema(self, self.tool_input_schema)
 
     async def list_tools(self) -> list[ListedTool]:
         return [entry.listed for entry in self._entries.values()]
@@ -71,7 +72,7 @@ class Code3Server(MCPServer):
             tool = self._built[name] = sdk_tool(self._runtime, declaration(name, self._entries[name].module))
         return tool
 
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+    def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """Asked by the 2026-07-28 HTTP transport before a call (Mcp-Param headers): from the listing."""
         entry = self._entries.get(name)
         return None if entry is None else entry.listed.input_schema
@@ -81,7 +82,7 @@ class Code3Server(MCPServer):
         if tool is None:
             raise ToolError(f"Unknown tool: {name}")
         if context is None:
-            context = Context(mcp_server=self, subscriptions=self._subscriptions)
+            context = Context(mcp_server=self, subscriptions=sdk_internals.subscriptions(self))
         module = self._entries[name].module
         decl_text = declaration(name, module).error_text
         try:
@@ -246,8 +247,6 @@ def _register_completions(server: MCPServer, runtime: Runtime, profile: str) -> 
         return Completion(values=values, total=total, has_more=total > len(values))
 
 
-
-
 # --- the server -------------------------------------------------------------------------------------------------------
 
 def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runtime | None = None,
@@ -263,7 +262,8 @@ def build_server(factory: Callable[[], Any], profile: str = "all", runtime: Runt
                          instructions=INSTRUCTIONS[profile])
     server.middleware.extend([error_data, protocol_errors(server), client_logging.client_logging])
     client_logging.install_capture()
-    _lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(), client_logging.set_logging_level)
+    sdk_internals.lowlevel(server).add_request_handler("logging/setLevel", _set_level_params(),
+                                                       client_logging.set_logging_level)
     _register_completions(server, runtime, profile)
     for register in extensions_for(profile):
         register(server, runtime)
@@ -274,104 +274,3 @@ def _set_level_params() -> type[BaseModel]:
     from mcp.types import SetLevelRequestParams
 
     return SetLevelRequestParams
-
-
-def _lowlevel(server: MCPServer) -> Any:
-    """The SDK's low-level server under an MCPServer: where request handlers are added and stdio is run."""
-    return server._lowlevel_server
-
-
-# --- stdio ------------------------------------------------------------------------------------------------------------
-
-def unreadable_message_error(exc: Exception) -> Any | None:
-    """The JSON-RPC error for a stdio line the SDK could not read as a message (it hands the reader's
-    exception over and, by default, answers nothing): -32700 for a line that is not JSON, -32600 for JSON
-    that is not a JSON-RPC message (with the line's id when it has a usable one)."""
-    from mcp.types import ErrorData, JSONRPCError
-
-    errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
-    if not errors or any(e["type"] == "json_invalid" for e in errors):
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-            code=PARSE_ERROR, message="Parse error", data=dialects.error_data(PARSE_ERROR, "the line is not JSON")))
-    request_id = None
-    for e in errors:
-        candidate = e.get("input")
-        if isinstance(candidate, dict):
-            value = candidate.get("id")
-            if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-                request_id = value
-            break
-    message = "Invalid Request: not a JSON-RPC 2.0 message"
-    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
-        code=INVALID_REQUEST, message=message, data=dialects.error_data(INVALID_REQUEST, message)))
-
-
-async def _answer_unreadable(source: Any, sink: Any, out: Any) -> None:
-    """Relay the transport's messages to the server; answer the lines it could not read."""
-    from mcp.shared.message import SessionMessage
-
-    async with sink:
-        async for item in source:
-            if not isinstance(item, Exception):
-                await sink.send(item)
-                continue
-            error = unreadable_message_error(item)
-            log.info("unreadable message on stdin: answered %s", error.error.code)
-            try:
-                await out.send(SessionMessage(error))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-
-
-class ErrorDataStream:
-    """The stdio write stream with seed 002's `data: {type, details, timestamp}` on every JSON-RPC error,
-    those answered below the middleware too (a 2026-07-28 envelope on a handshake connection, an unreadable
-    line): the one place every stdio answer passes."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    async def send(self, item: Any) -> None:
-        from mcp.shared.message import SessionMessage
-        from mcp.types import JSONRPCError
-
-        message = getattr(item, "message", None)
-        if isinstance(message, JSONRPCError):
-            error = message.error
-            data = dialects.with_data(error.code, error.message, error.data)
-            if data is not None:
-                fixed = message.model_copy(update={"error": error.model_copy(update={"data": data})})
-                item = SessionMessage(message=fixed, metadata=item.metadata)
-        await self._stream.send(item)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def __aenter__(self) -> ErrorDataStream:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return await self._stream.__aexit__(*exc)
-
-
-async def serve_stdio(server: MCPServer) -> None:
-    """`MCPServer.run()` over stdio, with unreadable lines answered (see `unreadable_message_error`) and
-    every JSON-RPC error carrying its data (`ErrorDataStream`)."""
-    from mcp.server.stdio import stdio_server
-
-    lowlevel = _lowlevel(server)
-    async with stdio_server() as (read_stream, raw_write_stream):
-        write_stream = ErrorDataStream(raw_write_stream)
-        send, receive = anyio.create_memory_object_stream[Any](0)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_answer_unreadable, read_stream, send, write_stream)
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
-            tg.cancel_scope.cancel()
-
-
-def run_stdio(server: MCPServer) -> None:
-    from adapters.process_heap import settle_after_start
-
-    settle_after_start()  # the server is built: its objects leave the collector's full passes
-    anyio.run(serve_stdio, server)

@@ -58,7 +58,7 @@ def with_last_move(s: Services, view: dict[str, Any]) -> dict[str, Any]:
 
 def verify(s: Services) -> dict[str, Any]:
     """`verify_all`, and for each live annotation what it did: the move it recorded, or `unchanged`."""
-    from mcp_tools.ai_loom.tools import verify_all
+    from mcp_tools.ai_loom.reanchoring import verify_all
 
     follow(s.store, s.views, AnnotationIndex(s.store))
     before = {}

@@ -70,7 +70,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": Unauthorized, "descrip
                                            404: {"model": ErrorBody}, 422: {"model": ErrorBody},
                                            500: {"model": ErrorBody}}
 # Declares the serve token in the OpenAPI description (a bearer scheme on every route). `code3 serve`'s front
-# (mcp_tools.http_app.Front) checks it before a route runs; this dependency only reads the header, never refuses.
+# (mcp_tools.http.gate.Front) checks it before a route runs; this dependency only reads the header, never refuses.
 BEARER = HTTPBearer(auto_error=False, scheme_name="serveToken",
                     description="the serve token: `code3 serve --print-token`, or CODE3_SERVE_TOKEN")
 

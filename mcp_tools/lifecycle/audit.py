@@ -124,7 +124,7 @@ def _compare(s: Services, replayed: Any, live: Any, verdict: Verdict, owned: set
         verdict.problems.append(f"aggregate {replayed.id} differs between replay and repository")
     if isinstance(replayed, Bounty):
         verdict.bounties_checked += 1
-        verdict.problems += _disagreements(s, replayed)
+        verdict.problems += chain_disagreements(s, replayed)
     elif isinstance(replayed, Issue):
         repos.add(replayed.repo)
         if replayed.number is not None:
@@ -180,9 +180,11 @@ def _pairs(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[tuple[Any, 
     return [(a[k] if k < len(a) else None, b[k] if k < len(b) else None) for k in range(max(len(a), len(b)))]
 
 
-def _disagreements(s: Services, bounty: Bounty) -> list[str]:
-    """The chain against the mirror: every live submission on chain must be live in the log too (or a merge webhook
-    for its PR would find no bounty: a stranded submission, until a sync records it)."""
+def chain_disagreements(s: Services, bounty: Bounty) -> list[str]:
+    """The chain against the mirror for one bounty: its state must be the chain's, and every live submission on
+    chain must be live in the log too (or a merge webhook for its PR would find no bounty: a stranded submission,
+    until a sync records it). One line per problem, none when they agree. Reads the chain (raises when it cannot).
+    The whole-log verify asks it of every bounty; the web page's bounty check (`mcp_tools.web.bounty_check`) of one."""
     chain = s.chain.get_bounty(bounty.bounty_id)
     if chain is None:
         return [f"bounty {bounty.bounty_id} is in the log but not on chain"]

@@ -1,11 +1,11 @@
 """The web page of `code3 serve`: its routes, and the gate every web request passes first.
 
-The gate (`WebGate`, called by `http_app.Front` for every path that is not /mcp, /api, the webhook or the
-probes) answers in HTML, for a person in a browser: another Host or Origin → 403 (the same check as every
-route, `http_app.misdirected`); any method but GET/HEAD → 405 (the page is read-only: an action added one
-day must carry a CSRF token besides the SameSite=Strict cookie); no valid session cookie and no bearer
-token → 401 with how to get in (`code3 serve --print-url`). /login (it checks its one-time code itself)
-and /static (the package's stylesheet and script, no data) need neither.
+The gate (`WebGate`, called by `mcp_tools.http.gate.Front` for every path that is not /mcp, /api, the webhook
+or the probes) answers in HTML, for a person in a browser (`refusals`): another Host or Origin → 403 (the same
+check as every route, `mcp_tools.http.gate.misdirected`); any method but GET/HEAD → 405 (the page is read-only:
+an action added one day must carry a CSRF token besides the SameSite=Strict cookie); no valid session cookie and
+no bearer token → 401 with how to get in (`code3 serve --print-url`). /login (it checks its one-time code
+itself) and /static (the package's stylesheet and script, no data) need neither.
 
 The routes read through the serve's one set of services but not under the tools' lock: a page never waits
 for a long tool call, and reads run off the event loop.
@@ -21,8 +21,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
+from mcp_tools.http.gate import authorized, misdirected
 from mcp_tools.web import auth
-from mcp_tools.web.render import STATIC, page, with_headers
+from mcp_tools.web.refusals import port_of, refusal, unauthorized
+from mcp_tools.web.render import STATIC, with_headers
 
 API_PREFIXES = ("/mcp", "/api/", "/webhooks/")
 API_PATHS = frozenset({"/mcp", "/api", "/healthz", "/readyz", "/metrics"})
@@ -49,11 +51,6 @@ class Web:
         return await anyio.to_thread.run_sync(lambda: fn(self.services()))
 
 
-def port_of(scope: dict[str, Any]) -> int:
-    server = scope.get("server")
-    return int(server[1]) if server and server[1] is not None else 0
-
-
 # --- the gate ---------------------------------------------------------------------------------------------------------
 
 def is_web(path: str) -> bool:
@@ -61,6 +58,8 @@ def is_web(path: str) -> bool:
 
 
 class WebGate:
+    """The web page's own gate (see the module's docstring): `Front` hands it every path it `owns`."""
+
     def __init__(self, current_token: Callable[[], bytes], security: Any) -> None:
         self.current_token = current_token
         self.security = security
@@ -69,8 +68,6 @@ class WebGate:
         return is_web(path)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any, app: Any) -> None:
-        from mcp_tools.http_app import authorized, misdirected
-
         path = scope.get("path", "")
         static = path.startswith("/static/")
         send = with_headers(send, static=static)
@@ -96,26 +93,13 @@ class WebGate:
         await app(scope, receive, send)
 
 
-def refusal(status: int, title: str, message: str, port: int, headers: dict[str, str] | None = None) -> Response:
-    return page("message.html", status=status, headers=headers, title=title, message=message, port=port,
-                show_login_help=status == 401, live=None)
-
-
-def unauthorized(port: int, reason: str = "") -> Response:
-    message = (f"{reason}. " if reason else "") + "This page needs a session: open the URL that " \
-        "`code3 serve --print-url` prints."
-    response = refusal(401, "Sign in with a login URL", message, port)
-    response.headers["WWW-Authenticate"] = 'Bearer realm="code3"'
-    return response
-
-
 # --- routes -----------------------------------------------------------------------------------------------------------
 
 def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: float) -> list[BaseRoute]:
-    """Every route of the web page; `http_app.build_app` mounts them behind `WebGate`."""
+    """Every route of the web page; `mcp_tools.http.app.build_app` mounts them behind `WebGate`."""
     from starlette.staticfiles import StaticFiles
 
-    from mcp_tools.web import board, bounty, knowledge, live
+    from mcp_tools.web import board, bounty, knowledge, links, live
 
     web = Web(runtime, current_token, session_hours)
 
@@ -138,6 +122,7 @@ def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: 
         Route("/login", login, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         *board.routes(web),
+        *links.routes(web),  # the identity links are the board projection's too (board_links)
         *bounty.routes(web),
         *live.routes(web),
         *knowledge.routes(web),

@@ -211,6 +211,4 @@ def routes(web: Any) -> list[BaseRoute]:
         # the server's own time for the page (read and render), for the growth table (`benchmarks.web_board`)
         return HTMLResponse(html, status_code=status, headers={"Server-Timing": f"app;dur={took_ms:.2f}"})
 
-    from mcp_tools.web import links  # the identity links are the board projection's too (board_links)
-
-    return [Route("/", board_page, methods=["GET"]), *links.routes(web)]
+    return [Route("/", board_page, methods=["GET"])]

@@ -3,19 +3,17 @@ published amount, submissions with each worker's linked forge login, rejections,
 split, payouts, funders and refunds, tips), mirrored labels and comments, whether `audit verify` holds for it, and a
 signed export of its events (`/bounties/<id>/export`).
 
-The timeline is every event of the Bounty aggregate and of its Issue, read from the event log (never from a
-view), merged in the order they were recorded. The per-bounty verify is the whole-log `audit verify` narrowed to
-one bounty: its events replayed against the repository, against its board row (rebuilt in a scratch database from
-the same events) and against the chain. The export is the whole log's export format (`projections.audit_log`)
-over this bounty's events only, so `code3 audit check FILE` verifies its hash chain and signature.
+The timeline (`bounty_timeline`) is every event of the Bounty aggregate and of its Issue, read from the event log
+(never from a view), merged in the order they were recorded (`load`). The per-bounty verify (`bounty_check`) is the
+whole-log `audit verify` narrowed to one bounty: its events replayed against the repository, against its board row
+(rebuilt in a scratch database from the same events) and against the chain. The export is the whole log's export
+format (`projections.audit_log`) over this bounty's events only, so `code3 audit check FILE` verifies its hash
+chain and signature.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
@@ -25,7 +23,9 @@ from starlette.routing import BaseRoute, Route
 from domain.bounty import Bounty
 from domain.contract import Status
 from domain.issue import Issue
-from mcp_tools.web.render import page
+from mcp_tools.web.bounty_check import verify_bounty
+from mcp_tools.web.bounty_timeline import outcome, state_class, timeline
+from mcp_tools.web.render import page, percent, shares
 
 MAX_ID_DIGITS = 20
 
@@ -52,145 +52,6 @@ def load(s: Any, bounty_id: str) -> tuple[Bounty, Issue | None, list[Any]]:
         streams.append(list(s.store.repository.event_store.get(issue.id)))
     events = list(heapq.merge(*streams, key=lambda e: e.timestamp))
     return bounty, issue, events
-
-
-# --- the timeline -----------------------------------------------------------------------------------------------------
-
-def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
-    """(actor, what happened) for one event, in words. Every value comes from the log (a reason, a PR URL, a login are
-    whatever someone signed): the template escapes it."""
-    from domain.amounts import display
-    from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
-    from mcp_tools.web.render import when
-
-    d = vars(event)
-    kind = type(event).__name__
-
-    def money(value: Any) -> str:
-        return display(int(value or 0), bounty.asset)
-
-    amount = money(bounty.amount)
-    if isinstance(event, Issue.Event):
-        texts = {
-            "PublishRequested": f"publish requested for feature {d.get('feature_id')} ({amount})",
-            "OpeningClaimed": "the issue's opening claimed by one publish",
-            "Opened": f"issue opened: {d.get('task_id')}",
-            "BountyLinked": f"bounty {d.get('bounty_id')} linked to the issue",
-            "MetadataWritten": "code3-meta block written into the issue body",
-            "LabelsMirrored": f"labels mirrored to the issue: {', '.join(d.get('labels') or []) or 'none'}",
-        }
-        return "sponsor (publish)", texts.get(kind, kind)
-    resolver = bounty.resolver or "resolver"
-    texts: dict[str, Callable[[], tuple[Any, str]]] = {  # made only for the event's own kind
-        "Created": lambda: (d.get("sponsor"), f"bounty created on chain: {money(d.get('amount', bounty.amount))} "
-                                              f"escrowed, mode {d.get('mode')}"),
-        "Accepted": lambda: (d.get("worker"), "accepted the task" + (
-            f" (holds it until {when(d['hold_until'])})" if d.get("hold_until") else "")),
-        "Withdrawn": lambda: (d.get("worker"), "withdrew from the task"),
-        "Funded": lambda: (d.get("funder"), f"added {money(d.get('amount'))} to the pool: it is now "
-                                            f"{money(d.get('pool'))}"),
-        "PRSubmitted": lambda: (d.get("worker"), f"submitted {d.get('pr_url')}"),
-        "SubmissionRejected": lambda: (resolver, f"rejected {d.get('worker')}'s submission of {d.get('pr_url')}: "
-                                                 f"{REJECTION_TEXT.get(d.get('reason'), 'rejected')}"),
-        "Merged": lambda: (resolver, f"reported {d.get('pr_url')} merged; winner {d.get('winner')} (the address "
-                                     "linked to its author)"),
-        "CoolingStarted": lambda: ("chain", f"cooling period started, until {when(d.get('cooling_until'))}"),
-        "DisputeOpened": lambda: (d.get("by"), _disputed_text(d, bounty)),
-        "DisputeRuled": lambda: (resolver, f"ruled the dispute: {percent(d.get('share_bps') or 0)} of the pool to "
-                                           f"{d.get('claimant')} ({money(d.get('paid'))} paid), "
-                                           f"{money(d.get('refunded'))} refunded to the funders"),
-        "SplitSet": lambda: (bounty.winner, "split the payout: " + ", ".join(
-            f"{to} {share}" for to, share in zip(d.get("recipients") or [], shares(d.get("shares") or []),
-                                                 strict=False))),
-        "Paid": lambda: (d.get("winner"), _paid_text(d, money)),
-        "Cancelled": lambda: _cancelled(d, bounty, money),
-        "RefundWithdrawn": lambda: (d.get("funder"), f"withdrew their share of the refund: {money(d.get('amount'))}"),
-        "Tipped": lambda: (d.get("tipper"), f"tipped {d.get('to')} {money(d.get('amount'))}"),
-        "Reconciled": lambda: ("Code3 (chain sync)", "the mirror disagreed with the chain and adopted the chain's "
-                                                     "state"),
-        "BecameClaimable": lambda: ("Code3 worker", "cooling over: the winner may claim"),
-        "MergeReported": lambda: ("webhook", f"merge delivery handled for {d.get('pr_url')}"),
-    }
-    made = texts.get(kind)
-    actor, text = made() if made is not None else ("", kind)
-    return str(actor or ""), text
-
-
-def percent(bps: int) -> str:
-    """Basis points as a percentage: 6000 → '60%', 3333 → '33.33%'."""
-    return f"{int(bps) / 100:g}%"
-
-
-def shares(relative: list[int]) -> list[str]:
-    """A split's relative shares as percentages of their sum (the contract divides by the sum)."""
-    total = sum(int(s) for s in relative)
-    return [f"{int(s) * 100 / total:.4g}%" if total else "0%" for s in relative]
-
-
-def _disputed_text(d: dict[str, Any], bounty: Bounty) -> str:
-    from mcp_tools.web.render import when
-
-    until = when(d.get("rule_by"))
-    if d.get("by") == bounty.sponsor:  # the sponsor disputes during cooling only
-        after = f"the payout waits for the resolver's ruling until {until}; unruled by then, the winner is paid"
-    else:  # a worker with a submitted PR, before a merge
-        after = f"the refund waits for the resolver's ruling, until {until} at most"
-    return f"disputed the bounty: “{d.get('reason')}”; {after}"
-
-
-def _paid_text(d: dict[str, Any], money: Any) -> str:
-    recipients, amounts = d.get("recipients") or [], d.get("amounts") or []
-    text = f"paid {money(d.get('amount'))}"
-    if recipients and list(recipients) != [d.get("winner")]:
-        text += " through the winner's split: " + ", ".join(
-            f"{to} {money(paid)}" for to, paid in zip(recipients, amounts, strict=False))
-    return text
-
-
-def _cancelled(d: dict[str, Any], bounty: Bounty, money: Any) -> tuple[Any, str]:
-    if d.get("amount") is None:  # the v1 contract: the whole pool back to the sponsor at once
-        return d.get("refund_to"), ("disputed during cooling" if d.get("disputed") else "cancelled") \
-            + f": {money(bounty.pool)} refunded to the sponsor"
-    shared = "each funder withdraws their share (the sponsor's came back at once)"
-    if d.get("disputed"):
-        return bounty.resolver or "resolver", f"the ruling refunded {money(d['amount'])} to the funders: {shared}"
-    return d.get("refund_to"), f"cancelled: {money(d['amount'])} refunded to the funders; {shared}"
-
-
-def timeline(bounty: Bounty, events: list[Any]) -> list[dict[str, Any]]:
-    items = []
-    for number, event in enumerate(events, 1):
-        actor, text = describe(event, bounty)
-        coords = getattr(event, "coords", None) or {}
-        items.append({"n": number, "kind": f"{type(event).__qualname__.split('.')[0]}.{type(event).__name__}",
-                      "at": event.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), "iso": event.timestamp.isoformat(),
-                      "actor": actor, "text": text, "tx_hash": coords.get("tx_hash"), "version": coords.get("version")})
-    return items
-
-
-REFUNDED_BY_RULING = "refunded by ruling"
-
-
-def outcome(bounty: Bounty, events: list[Any]) -> str:
-    """The state as the page names it. A cancelled bounty is 'refunded', or 'refunded by ruling' when a ruling refunded
-    all of it ('disputed' for the v1 contract's dispute, which refunded the sponsor at once); a ruling that paid part
-    leaves the bounty 'paid'. An open dispute is shown beside the state, not as one."""
-    if bounty.status == Status.CANCELLED:
-        cancelled = [e for e in events if isinstance(e, Bounty.Cancelled)]
-        if not cancelled:
-            return "cancelled"
-        last = cancelled[-1]
-        if not last.disputed:
-            return "refunded"
-        return "disputed" if last.amount is None else REFUNDED_BY_RULING
-    from mcp_tools.web.board import STATE_LABELS
-
-    return STATE_LABELS.get(Status(bounty.status).name, Status(bounty.status).name.lower())
-
-
-def state_class(state: str) -> str:
-    """The CSS class of a state's badge: 'PR submitted' → 'state-pr_submitted'."""
-    return "state-" + state.lower().replace(" ", "_")
 
 
 # --- who and how much: the sections beside the timeline ---------------------------------------------------------------
@@ -289,64 +150,6 @@ def mirrored_comments(bounty: Bounty, events: list[Any]) -> list[dict[str, str]]
     return [{"at": e.timestamp.strftime("%Y-%m-%d %H:%M UTC"),
              "text": status_text(bounty.bounty_id, e, bounty.asset, bounty.amount)}
             for e in events if isinstance(e, TRANSITIONS)]
-
-
-# --- verify, for one bounty -------------------------------------------------------------------------------------------
-
-@dataclass
-class Checked:
-    problems: list[str] = field(default_factory=list)
-    checks: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def verify_bounty(s: Any, bounty: Bounty, issue: Issue | None, events: list[Any]) -> Checked:
-    """`audit verify` for one bounty: replay against the repository, its board row against one rebuilt from the same
-    events, and the mirror against the chain (`audit._disagreements`, the whole-log verify's own check)."""
-    from adapters.sql import SqlDb
-    from mcp_tools.lifecycle.audit import _disagreements
-    from projections import board
-    from projections.board import BountyBoard
-    from projections.versions import ready
-
-    result = Checked()
-    for aggregate in (bounty, issue):
-        if aggregate is None:
-            continue
-        state = None
-        for event in s.store.repository.event_store.get(aggregate.id):
-            state = event.mutate(state)
-        if _comparable(state) != _comparable(aggregate):
-            result.problems.append(f"{type(aggregate).__name__} {aggregate.id} differs between replay and repository")
-    result.checks.append("replayed events = repository")
-    fresh = SqlDb.sqlite(Path(":memory:"))
-    try:
-        projector = BountyBoard()
-        ready(fresh, projector)  # the tables at this code's version (else the first read would empty them)
-        with fresh.transaction() as cur:
-            for event in events:
-                projector.apply(event, cur)
-        rebuilt = board.rows(fresh, "WHERE bounty_id = ?", (bounty.bounty_id,))
-    finally:
-        fresh.close()
-    live = board.rows(s.views, "WHERE bounty_id = ?", (bounty.bounty_id,))
-    if rebuilt != live:
-        result.problems.append("the board row differs from one rebuilt from this bounty's events"
-                               + ("" if live else " (the board has no row for it yet)"))
-    result.checks.append("board row = rebuilt from the events")
-    try:
-        result.problems += _disagreements(s, bounty)
-        result.checks.append("mirror = chain")
-    except Exception as exc:  # the chain is away: say so, do not fail the page
-        result.problems.append(f"the chain could not be read ({type(exc).__name__}): not compared")
-    return result
-
-
-def _comparable(aggregate: Any) -> dict[str, Any]:
-    return {k: v for k, v in vars(aggregate).items() if k != "_pending_events"}
 
 
 # --- routes -----------------------------------------------------------------------------------------------------------

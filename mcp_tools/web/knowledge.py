@@ -26,6 +26,7 @@ from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from mcp_tools.services import Services
 from mcp_tools.web.graph import Neighbour, draw
+from mcp_tools.web.refusals import port_of, refusal
 from mcp_tools.web.render import page
 
 PAGE_SIZE = 50
@@ -137,7 +138,7 @@ def _paths(s: Services) -> ProjectPaths:
 
 def file_view(s: Services, requested: str) -> FileView | None:
     """The page of one file, or None (a 404) when the path is refused or nothing is known of it."""
-    from mcp_tools.ai_loom.tools import _fresh as fresh_annotations  # the tools' own read-your-writes
+    from mcp_tools.ai_loom.access import fresh as fresh_annotations  # the tools' own read-your-writes
     from mcp_tools.codenexus.context import fresh
     from projections import annotations as notes_index
     from projections import codenexus_queries as index
@@ -222,8 +223,6 @@ def routes(web: Any) -> list[BaseRoute]:
         NAV_LINKS.append(NAV_LINK)
 
     async def files(request: Request) -> Response:
-        from mcp_tools.web.app import port_of, refusal
-
         tag = request.query_params.get("tag") or None
         raw_offset = request.query_params.get("offset", "0")
         if (tag is not None and not TAG.fullmatch(tag)) or not raw_offset.isdigit() or int(raw_offset) > MAX_OFFSET:
@@ -233,8 +232,6 @@ def routes(web: Any) -> list[BaseRoute]:
         return page("files.html", nav="files", listed=listed, file_href=file_href, live="all")
 
     async def one_file(request: Request) -> Response:
-        from mcp_tools.web.app import port_of, refusal
-
         requested = request.path_params["path"]
         view = await web.read(lambda s: file_view(s, requested))
         if view is None:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from mcp_tools.web.refusals import port_of, refusal
 from mcp_tools.web.render import page
 
 NAV_LINK = ("/links", "Identity links", "links")
@@ -54,8 +55,6 @@ def routes(web: Any) -> list[BaseRoute]:
         NAV_LINKS.append(NAV_LINK)
 
     async def links_page(request: Request) -> Response:
-        from mcp_tools.web.app import port_of, refusal
-
         try:
             number = page_number(str(request.query_params.get("page", "")))
         except BadPage as exc:

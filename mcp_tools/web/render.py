@@ -68,6 +68,17 @@ def duration(seconds: int | float | None) -> str:
     return " ".join(shown)
 
 
+def percent(bps: int) -> str:
+    """Basis points as a percentage: 6000 → '60%', 3333 → '33.33%'."""
+    return f"{int(bps) / 100:g}%"
+
+
+def shares(relative: list[int]) -> list[str]:
+    """A split's relative shares as percentages of their sum (the contract divides by the sum)."""
+    total = sum(int(s) for s in relative)
+    return [f"{int(s) * 100 / total:.4g}%" if total else "0%" for s in relative]
+
+
 def page(template: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
     """`template` rendered with `context`, as an HTML response."""
     html = environment().get_template(template).render(**context)
