@@ -1,111 +1,379 @@
-"""Configuration from the environment (flags override): every variable, its default and its meaning."""
+"""Configuration from the environment (flags override), each variable declared once.
+
+A variable is one field of `Settings`: its type is the annotation, its default the field's, and `env(...)`
+in the field's metadata gives its name, what it means and how its text is read (a `Reader`: the bound or
+the choices, and what a valid value looks like); a field with `repr=False` holds a secret, never shown.
+From those fields come `Settings.from_env`, `code3 config` (`describe`) and the README's Configuration
+table (`markdown_table`: tests/unit/test_settings.py keeps the README equal to it, and
+`python -m code3.settings README.md` rewrites it). A bad value is refused by name before anything is
+opened: `Code3Error(E_VALIDATION, "CODE3_X='…' is not …", "set CODE3_X to …")`, which the CLI prints as
+every other refusal.
+
+`Settings(...)` itself reads nothing: tests and the demo build it from values. `home`, `keystore`,
+`workspace` and `cache_dir` left None mean "the default, found when asked" (see the properties).
+
+Why not pydantic-settings: importing it costs ~100 ms more on every `code3 mcp` or `code3` start (this
+module takes ~15 ms, stdlib only); its `Settings(...)` would read the environment, which the tests and the
+demo rely on it not doing; and a few defaults come from other variables (CODE3_HOME from XDG_CONFIG_HOME or
+HOME, CODE3_CACHE_DIR from XDG_CACHE_HOME, or `off`), which a table of readers says as plainly.
+"""
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from adapters.home import code3_home
-from domain.contract import DEFAULT_COOLING_PERIOD
+from domain.contract_terms import DEFAULT_COOLING_PERIOD, MAX_COOLING_PERIOD
+from domain.errors import Code, Code3Error
 
-VARIABLES = {
-    "CODE3_PROJECT": "project root; .code3/ (non-secret state) and specs/ live under it (default: the current "
-                     "directory)",
-    "CODE3_HOME": "where keys and secrets live, outside any work tree: keys/ (identities) and projects/<key>/ "
-                  "(each project's serve token, webhook secret and annotations' key) (default: "
-                  "$XDG_CONFIG_HOME/code3, else ~/.config/code3)",
-    "CODE3_IDENTITY": "name of the key in the keystore that signs as this server (default: default)",
-    "CODE3_KEYSTORE": "directory of named keys (default: CODE3_HOME/keys)",
-    "CODE3_WORKSPACE": "where forks are cloned for work (default: <project>/.code3/workspaces/<identity>)",
-    "CODE3_FORGE": "local (the embedded forge, default) or github",
-    "CODE3_CHAIN": "local (the embedded ledger, default) or aptos",
-    "GITHUB_TOKEN": "with CODE3_FORGE=github: the token the forge acts with (never logged)",
-    "CODE3_GITHUB_API_URL": "with CODE3_FORGE=github: REST base URL (default: https://api.github.com; "
-                            "GitHub Enterprise: https://HOST/api/v3)",
-    "CODE3_GITHUB_GIT_URL": "with CODE3_FORGE=github: git base URL for clone/push (default: derived from the API URL)",
-    "CODE3_GITHUB_RETRY_BUDGET": "with CODE3_FORGE=github: seconds of rate-limit/5xx waiting before "
-                                 "E_GH_RATE_LIMIT (default: 120)",
-    "CODE3_APTOS_NODE_URL": "with CODE3_CHAIN=aptos: fullnode REST URL including /v1 "
-                            "(default: https://fullnode.testnet.aptoslabs.com/v1)",
-    "CODE3_APTOS_NETWORK": "with CODE3_CHAIN=aptos: network name checked against publish's `network` "
-                           "(default: testnet)",
-    "CODE3_APTOS_MODULE_ADDRESS": "with CODE3_CHAIN=aptos: address the code3::bounty module is published at (required)",
-    "CODE3_APTOS_ASSET_METADATA": "with CODE3_CHAIN=aptos: metadata object address of the escrowed asset (USDT)",
-    "CODE3_DATABASE_URL": "postgresql://user:pass@host:port/db[?schema=s] for the event store "
-                          "(default: SQLite at <project>/.code3/events.sqlite)",
-    "CODE3_DB_OUTAGE_EXIT": "on PostgreSQL: seconds serve and worker run with their database out of reach before "
-                            "they exit (status 3) for a supervisor to restart them (default: 300; 0: never)",
-    "CODE3_RESOLVER": "embedded ledger: name of the keystore key recorded as the resolver (the account that "
-                      "reports merges) by the first `code3 serve` or `code3 worker` on a ledger that has none "
-                      "(default: that process's own identity, CODE3_IDENTITY)",
-    "CODE3_COOLING_PERIOD": "seconds between merge and claim on a new local ledger "
-                            f"(default: {DEFAULT_COOLING_PERIOD})",
-    "CODE3_ASSET": "default asset symbol (default: USDT)",
-    "SPEC_KIT_TEMPLATES_DIR": "directory of your own spec-kit templates (spec-template.md, plan-template.md, "
-                              "tasks-template.md; e.g. a project's .specify/templates) for spec_mcp.specify/plan/tasks "
-                              "(default: Code3's built-in templates with spec-kit's sections)",
-    "CODE3_LLM": "reverse-spec and spec_mcp.* writer: auto (default: Claude when ANTHROPIC_API_KEY is set, else the "
-                 "offline writer), anthropic (the key is required: without it tools answer 未检测到 ANTHROPIC_API_KEY) "
-                 "or offline",
-    "CODE3_LLM_MODEL": "with the Anthropic LLM: the model id (default: claude-sonnet-4-6)",
-    "ANTHROPIC_API_KEY": "key of the Anthropic Messages API; when set, specs are written by Claude (never logged)",
-    "ANTHROPIC_BASE_URL": "base URL of the Anthropic Messages API (default: https://api.anthropic.com)",
-    "CODE3_LOG_LEVEL": "log level on stderr (default: WARNING)",
-    "CODE3_LOG_FORMAT": "text (default) or json: each stderr log line one JSON object (time, level, logger, "
-                        "message and the record's extra fields), secrets scrubbed as in text",
-    "CODE3_MAX_ANSWER_BYTES": "the most bytes a tool answer takes as the JSON-RPC line a client receives (its text and "
-                              "structuredContent both carry the payload); prepare, batch, ai-loom.list_contexts and "
-                              "stitch cut a bigger answer and say how to fetch the rest, any other is refused with a "
-                              "coded error (default: 262144, at least 4096)",
-    "CODE3_CACHE_DIR": "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever Code3's "
-                       "sources or the SDK change, so a start-up need not import every tool family "
-                       "(default: $XDG_CACHE_HOME/code3, else ~/.cache/code3; off: build it at every start)",
-    "CODE3_SERVE_TOKEN": "bearer token `code3 serve` requires on /mcp and its other routes but the webhook, at least "
-                         "16 characters (default: generated once into CODE3_HOME/projects/<key>/serve_token; "
-                         "never logged)",
-    "CODE3_WEB_SESSION_HOURS": "how long a login to `code3 serve`'s web page lasts, in hours (default: 12; at most "
-                               "720): the session cookie's Max-Age, also checked by the serve",
-    "CODE3_LOOM_SHARE_INTERNAL": "ai-loom: 1/true/yes/on to answer `internal` annotations' comments over MCP and "
-                                 "REST and stitch them; off by default (their comments are null and stitch leaves "
-                                 "them out); `secret` ones never leave whatever this says",
-    "GITHUB_WEBHOOK_SECRET": "secret of the GitHub webhook "
-                             "(default: generated once into CODE3_HOME/projects/<key>/webhook_secret)",
-}
+FORGES = ("local", "github")
+CHAINS = ("local", "aptos")
+LLMS = ("auto", "anthropic", "offline")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+KEY_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")  # adapters.keystore.NAME (importing it would load cryptography)
+# bounds of variables that other modules also read at use (tests/unit/test_settings.py checks that they agree)
+MIN_ANSWER_BYTES = 4096  # mcp_tools.answer_size.limit
+MAX_SESSION_HOURS = 720  # mcp_tools.web.auth.session_hours
+
+
+# Readers: how a variable's text becomes its value
+
+
+@dataclass(frozen=True)
+class Reader:
+    """`parse` turns a value's text into the value, or raises ValueError; `expects` says what a valid value
+    looks like (in the refusal, and with `documented` in `code3 config` and the README too); `example` is one."""
+
+    expects: str
+    example: str
+    parse: Callable[[str], Any]
+    documented: bool = False
+    strip: bool = True  # read without surrounding blanks (a secret is taken as given)
+    shown: Callable[[str], str] | None = None  # how a refused value appears in the message (default: as given)
+
+
+def text(example: str = "x", *, strip: bool = True) -> Reader:
+    return Reader("any text", example, str, strip=strip)
+
+
+SECRET = text("…", strip=False)
+
+
+def key_name() -> Reader:
+    def parse(raw: str) -> str:
+        if not KEY_NAME.fullmatch(raw):
+            raise ValueError(raw)
+        return raw
+
+    return Reader("a key name: 1-32 lower-case letters, digits, '-' or '_', starting with a letter or digit",
+                  "alice", parse)
+
+
+def choice(*options: str, upper: bool = False, documented: bool = False) -> Reader:
+    """One of `options`, in any case. Undocumented, the meaning names each option (a test checks that it does)."""
+    def parse(raw: str) -> str:
+        value = raw.upper() if upper else raw.lower()
+        if value not in options:
+            raise ValueError(raw)
+        return value
+
+    return Reader(f"one of {', '.join(options)}", options[-1], parse, documented=documented)
+
+
+def whole(unit: str, low: int, high: int | None = None) -> Reader:
+    """A whole number of `unit`, digits only, from `low` (to `high`)."""
+    def parse(raw: str) -> int:
+        if not re.fullmatch(r"[0-9]{1,20}", raw) or int(raw) < low or (high is not None and int(raw) > high):
+            raise ValueError(raw)
+        return int(raw)
+
+    bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+    return Reader(f"a whole number of {unit}, {bound}", str(low), parse, documented=True)
+
+
+def number(unit: str, low: float = 0, high: float | None = None, *, above: bool = False) -> Reader:
+    """A finite number of `unit` (decimals allowed), at least `low` (above it, with `above`), at most `high`."""
+    def parse(raw: str) -> float:
+        value = float(raw)  # ValueError: no number
+        if not math.isfinite(value) or value < low or (above and value == low) or (high is not None and value > high):
+            raise ValueError(raw)
+        return value
+
+    bound = (f"above {low:g}" if above else f"at least {low:g}") + (f", at most {high:g}" if high is not None else "")
+    return Reader(f"a number of {unit}, {bound}", f"{high if high is not None else low + 1:g}", parse,
+                  documented=True)
+
+
+def flag() -> Reader:
+    def parse(raw: str) -> bool:
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(raw)
+
+    return Reader("`1`/`true`/`yes`/`on`, or `0`/`false`/`no`/`off`", "1", parse, documented=True)
+
+
+def _no_password(raw: str) -> str:
+    return re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1***@", raw)
+
+
+def url(*schemes: str, example: str) -> Reader:
+    """An absolute URL with one of `schemes` and a host; a password in it is never shown back."""
+    def parse(raw: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(raw)
+        if parts.scheme.lower() not in schemes or not parts.hostname or any(c.isspace() for c in raw):
+            raise ValueError(raw)
+        _ = parts.port  # ValueError: a port that is no number or out of range
+        return raw
+
+    return Reader(f"a {' or '.join(s + '://' for s in schemes)} URL with a host", example, parse, shown=_no_password)
+
+
+def address() -> Reader:
+    def parse(raw: str) -> str:
+        if not re.fullmatch(r"(0x)?[0-9a-f]{1,64}", raw, re.IGNORECASE):
+            raise ValueError(raw)
+        return raw
+
+    return Reader("an Aptos address: 0x and up to 64 hexadecimal digits", "0x1", parse)
+
+
+def directory(*, resolve: bool = False) -> Reader:
+    def parse(raw: str) -> Path:
+        return Path(raw).expanduser().resolve() if resolve else Path(raw)
+
+    return Reader("a directory", "/path/to/dir", parse)
+
+
+def _cache_directory(raw: str) -> Path | None:
+    return None if raw.lower() == "off" else Path(raw)
+
+
+# Variables: one per field of Settings
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What `env(...)` puts in a field's metadata (see `env`)."""
+
+    name: str
+    meaning: str
+    shown: str | None
+    reader: Reader | None
+    derive: Callable[[Mapping[str, str]], Any] | None
+    see: tuple[str, str] | None
+
+
+_DECLARED = "code3.env"
+
+
+def env(name: str, meaning: str, *, shown: str | None = None, reader: Reader | None = None,
+        derive: Callable[[Mapping[str, str]], Any] | None = None, see: tuple[str, str] | None = None) -> dict[str, Any]:
+    """A field's metadata: read from the environment variable `name`, which means `meaning` (Markdown, as the
+    README shows it). `shown`: the default as the docs show it (else the field's default, or "unset");
+    `reader`: how a value is read (else any text); `derive`: the value when the variable is unset, from the
+    environment (else the field's default); `see`: (README section, its anchor) the README row links to."""
+    return {_DECLARED: Declared(name, meaning, shown, reader, derive, see)}
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable, as `Settings` declares it: how it is read and what the docs say of it."""
+
+    name: str
+    attribute: str  # of Settings
+    meaning: str
+    default: str  # as the docs show it (Markdown)
+    example: str  # a valid value, for the refusal's hint
+    reader: Reader
+    derive: Callable[[Mapping[str, str]], Any] | None
+    secret: bool
+    see: tuple[str, str] | None
+
+    def read(self, env: Mapping[str, str]) -> Any:
+        """The value this variable gives in `env`; MISSING when it is unset (or blank) and nothing derives one."""
+        raw = env.get(self.name)
+        if raw is None or not raw.strip():
+            return self.derive(env) if self.derive else MISSING
+        try:
+            return self.reader.parse(raw.strip() if self.reader.strip else raw)
+        except ValueError:
+            raise self.refusal(raw) from None
+
+    def refusal(self, raw: str) -> Code3Error:
+        value = raw.strip()
+        value = (self.reader.shown or str)(value)
+        value = "(hidden)" if self.secret else repr(value if len(value) <= 60 else value[:60] + "…")
+        default = self.default.replace("`", "")
+        if default.startswith("unset"):  # "unset", "unset: SQLite at …", "unset (required with aptos)"
+            default = default.removeprefix("unset").lstrip(": ").strip("()") or "nothing"
+        return Code3Error(Code.VALIDATION, f"{self.name}={value} is not a valid value",
+                          f"{self.name} takes {self.reader.expects.replace('`', '')}, e.g. {self.name}="
+                          f"{self.example}; unset, it is {default}")
+
+    def described(self) -> str:
+        """The meaning, and the rule a value follows when its reader documents one."""
+        return f"{self.meaning}; {self.reader.expects}" if self.reader.documented else self.meaning
+
+
+def _variable(f: Any) -> Variable:
+    d: Declared = f.metadata[_DECLARED]
+    secret = not f.repr
+    reader = d.reader or (SECRET if secret else text())
+    default = f.default
+    plain = None if default in (None, MISSING) or isinstance(default, bool) else \
+        f"{default:g}" if isinstance(default, float) else str(default)
+    shown = d.shown or (f"`{plain}`" if plain is not None else "unset")
+    return Variable(d.name, f.name, d.meaning, shown, plain or reader.example, reader, d.derive, secret, d.see)
+
+
+def _xdg_cache(env: Mapping[str, str]) -> Path | None:
+    """The user's cache directory by the XDG convention; None with no home."""
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "code3"
+    home = env.get("HOME")
+    return Path(home) / ".cache" / "code3" if home else None
+
+
+def _cwd(env: Mapping[str, str]) -> Path:
+    return Path(os.getcwd()).resolve()
+
+
+_GITHUB = "with `CODE3_FORGE=github`: "
+_APTOS = "with `CODE3_CHAIN=aptos`: "
 
 
 @dataclass
 class Settings:
-    project: Path
-    identity: str = "default"
-    home: Path | None = None  # CODE3_HOME; None: from the environment when asked (adapters.home.code3_home)
-    keystore: Path | None = None
-    workspace: Path | None = None
-    forge: str = "local"
-    chain: str = "local"
-    database_url: str | None = None
-    cooling_period: int = DEFAULT_COOLING_PERIOD
-    resolver: str | None = None  # None: the identity of the serve or worker that first opens the ledger
-    asset: str = "USDT"
-    log_level: str = "WARNING"
-    webhook_secret: str | None = field(default=None, repr=False)
-    serve_token: str | None = field(default=None, repr=False)
-    github_token: str | None = field(default=None, repr=False)
-    github_api_url: str = "https://api.github.com"
-    github_git_url: str | None = None
-    github_retry_budget: float = 120.0
-    aptos_node_url: str = "https://fullnode.testnet.aptoslabs.com/v1"
-    aptos_network: str = "testnet"
-    aptos_module_address: str | None = None
-    aptos_asset_metadata: str | None = None
-    spec_kit_templates_dir: Path | None = None
-    llm: str = "auto"
-    llm_model: str = "claude-sonnet-4-6"
-    anthropic_api_key: str | None = field(default=None, repr=False)
-    anthropic_base_url: str | None = None
-    loom_share_internal: bool = False
-    cache_dir: Path | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    """Every setting, in the order `code3 config` and the README list them."""
+
+    project: Path = field(metadata=env(
+        "CODE3_PROJECT", "project root; `.code3/` (events, ledger, forge, caches, workspaces: no key or secret) and "
+        "`specs/` live under it", shown="current directory", reader=directory(resolve=True), derive=_cwd))
+    home: Path | None = field(default=None, metadata=env(  # None: from the environment when asked (home_dir)
+        "CODE3_HOME", "keys and secrets, outside any work tree: `keys/NAME.key` (identities) and "
+        "`projects/<name>-<hash of the project's resolved path>/` (its serve token, webhook secret, annotations' key, "
+        "embedded-forge hook secrets). Moving a project means moving that directory too (or letting Code3 make new "
+        "ones)", shown="`$XDG_CONFIG_HOME/code3`, else `~/.config/code3`", reader=directory(resolve=True),
+        derive=code3_home))
+    identity: str = field(default="default", metadata=env(
+        "CODE3_IDENTITY", "the keystore key this server signs as: the acting sponsor or worker is never a tool "
+        "argument", reader=key_name()))
+    keystore: Path | None = field(default=None, metadata=env(
+        "CODE3_KEYSTORE", "directory of named keys (files are mode 0600)", shown="`CODE3_HOME/keys`",
+        reader=directory(resolve=True)))
+    workspace: Path | None = field(default=None, metadata=env(
+        "CODE3_WORKSPACE", "where `fork_and_prepare` clones forks", shown="`<project>/.code3/workspaces/<identity>`",
+        reader=directory()))
+    database_url: str | None = field(default=None, metadata=env(
+        "CODE3_DATABASE_URL", "`postgresql://user:pass@host:port/db[?schema=name]` for the event store",
+        shown="unset: SQLite at `<project>/.code3/events.sqlite`",
+        reader=url("postgresql", "postgres", example="postgresql://code3:secret@127.0.0.1:5432/code3")))
+    db_outage_exit: float = field(default=300.0, metadata=env(  # also read at use by adapters.db_watchdog.outage_limit
+        "CODE3_DB_OUTAGE_EXIT", "on PostgreSQL: seconds `code3 serve` or `code3 worker` keeps running while its "
+        "database is out of reach; past them it logs why and exits with status 3, for its supervisor to restart it "
+        "(`0`: never)", reader=number("seconds")))
+    forge: str = field(default="local", metadata=env(
+        "CODE3_FORGE", "`local` (embedded forge) or `github`", reader=choice(*FORGES)))
+    chain: str = field(default="local", metadata=env(
+        "CODE3_CHAIN", "`local` (embedded ledger) or `aptos`", reader=choice(*CHAINS)))
+    github_token: str | None = field(default=None, repr=False, metadata=env(
+        "GITHUB_TOKEN", f"{_GITHUB}the token the forge acts with (its user is the actor); never logged, passed to git "
+        "only through the environment"))
+    github_api_url: str = field(default="https://api.github.com", metadata=env(
+        "CODE3_GITHUB_API_URL", f"{_GITHUB}REST base URL (GitHub Enterprise: `https://HOST/api/v3`)",
+        reader=url("https", "http", example="https://github.example.com/api/v3")))
+    github_git_url: str | None = field(default=None, metadata=env(
+        "CODE3_GITHUB_GIT_URL", f"{_GITHUB}git base URL for clone and push", shown="derived from the API URL",
+        reader=url("https", "http", example="https://github.example.com")))
+    github_retry_budget: float = field(default=120.0, metadata=env(
+        "CODE3_GITHUB_RETRY_BUDGET", f"{_GITHUB}seconds of rate-limit / 5xx waiting before a tool answers "
+        "`E_GH_RATE_LIMIT` with the reset time", reader=number("seconds")))
+    aptos_node_url: str = field(default="https://fullnode.testnet.aptoslabs.com/v1", metadata=env(
+        "CODE3_APTOS_NODE_URL", f"{_APTOS}fullnode REST URL (with `/v1`)",
+        reader=url("https", "http", example="https://fullnode.testnet.aptoslabs.com/v1")))
+    aptos_network: str = field(default="testnet", metadata=env(
+        "CODE3_APTOS_NETWORK", f"{_APTOS}the network name `publish` checks its `network` argument against"))
+    aptos_module_address: str | None = field(default=None, metadata=env(
+        "CODE3_APTOS_MODULE_ADDRESS", f"{_APTOS}where `code3::bounty` is published",
+        shown="unset (required with `aptos`)", reader=address()))
+    aptos_asset_metadata: str | None = field(default=None, metadata=env(
+        "CODE3_APTOS_ASSET_METADATA", f"{_APTOS}the fungible-asset metadata object of the escrowed asset (USDT)",
+        reader=address()))
+    resolver: str | None = field(default=None, metadata=env(  # None: the identity of the first serve or worker
+        "CODE3_RESOLVER", "embedded ledger: the keystore key recorded as the ledger's resolver, the one account whose "
+        "merge reports the ledger accepts, by the first `code3 serve` or `code3 worker` on a ledger that has none. The "
+        "merge webhook is processed by `code3 serve`, so run it as this identity (or set this to serve's identity): "
+        "a merge reported by another identity is refused (`NOT_RESOLVER`) and the delivery dead-lettered",
+        shown="the identity of the first `code3 serve` / `code3 worker` (its `CODE3_IDENTITY`)", reader=key_name()))
+    cooling_period: int = field(default=DEFAULT_COOLING_PERIOD, metadata=env(
+        "CODE3_COOLING_PERIOD", "seconds from merge to claim, fixed when a local ledger is created",
+        reader=whole("seconds", 1, MAX_COOLING_PERIOD)))
+    asset: str = field(default="USDT", metadata=env("CODE3_ASSET", "default asset symbol"))
+    spec_kit_templates_dir: Path | None = field(default=None, metadata=env(
+        "SPEC_KIT_TEMPLATES_DIR", "a directory of your own spec-kit templates (`spec-template.md`, "
+        "`plan-template.md`, `tasks-template.md`, e.g. a project's `.specify/templates`) for `spec_mcp.specify`/"
+        "`plan`/`tasks`; `research-`, `data-model-`, `quickstart-` and `contracts-template.md` are used when present. "
+        "An unreadable directory or a missing template answers `E_INTERNAL` \"template read failed\"",
+        shown="unset: the built-in templates", reader=directory()))
+    llm: str = field(default="auto", metadata=env(
+        "CODE3_LLM", "who writes reverse-spec's and `spec_mcp.*`'s specs: `auto` (Claude when `ANTHROPIC_API_KEY` "
+        "is set, else the offline writer), `anthropic` (the key is required: without it tools answer 未检测到 "
+        "ANTHROPIC_API_KEY) or `offline`", reader=choice(*LLMS)))
+    llm_model: str = field(default="claude-sonnet-4-6", metadata=env(
+        "CODE3_LLM_MODEL", "with the Anthropic LLM: the model id"))
+    anthropic_api_key: str | None = field(default=None, repr=False, metadata=env(
+        "ANTHROPIC_API_KEY", "key of the Anthropic Messages API; when set, specs are written by Claude (never "
+        "logged)"))
+    anthropic_base_url: str | None = field(default=None, metadata=env(
+        "ANTHROPIC_BASE_URL", "base URL of the Anthropic Messages API", shown="`https://api.anthropic.com`",
+        reader=url("https", "http", example="https://api.anthropic.com")))
+    web_session_hours: float = field(default=12.0, metadata=env(  # also read at use by mcp_tools.web.auth
+        "CODE3_WEB_SESSION_HOURS", "how long a login to `code3 serve`'s web page lasts, in hours (the session "
+        "cookie's `Max-Age`, also checked by the serve)", reader=number("hours", 0, MAX_SESSION_HOURS, above=True),
+        see=("The web page", "the-web-page")))
+    loom_share_internal: bool = field(default=False, metadata=env(
+        "CODE3_LOOM_SHARE_INTERNAL", "ai-loom: on, `internal` annotations' comments are answered over MCP and REST "
+        "and stitched; off, their comments are null and stitch leaves them out. `secret` ones never leave, whatever "
+        "this says", shown="off", reader=flag()))
+    log_level: str = field(default="WARNING", metadata=env(
+        "CODE3_LOG_LEVEL", "log level (stderr); `--log-level` overrides it",
+        reader=choice(*LOG_LEVELS, upper=True, documented=True)))
+    log_format: str = field(default="text", metadata=env(
+        "CODE3_LOG_FORMAT", "`text`, or `json`: each stderr log line one JSON object (time, level, logger, message, "
+        "extra fields), secrets scrubbed as in text", reader=choice(*LOG_FORMATS), see=("Operations", "operations")))
+    max_answer_bytes: int = field(default=262_144, metadata=env(  # also read at use by mcp_tools.answer_size
+        "CODE3_MAX_ANSWER_BYTES", "the most bytes a tool answer takes as the JSON-RPC line the client receives (the "
+        "payload is carried twice: the JSON text and `structuredContent`, so about 128 KB of payload). `prepare`, "
+        "`batch`, `ai-loom.list_contexts` and `ai-loom.stitch` cut a bigger answer and say how to fetch the rest (see "
+        "reverse-spec and ai-loom below); any other answer past it is refused with a coded error naming this "
+        "variable", shown="`262144` (256 KB)", reader=whole("bytes", MIN_ANSWER_BYTES)))
+    cache_dir: Path | None = field(default=None, metadata=env(  # None: no cache
+        "CODE3_CACHE_DIR", "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever "
+        "Code3's sources or the SDK change; `off` keeps none (every start then imports every tool family, ~0.3 s "
+        "more)", shown="`$XDG_CACHE_HOME/code3`, else `~/.cache/code3`",
+        reader=Reader("a directory, or off", "off", _cache_directory), derive=_xdg_cache))
+    serve_token: str | None = field(default=None, repr=False, metadata=env(  # its length is checked by the serve
+        "CODE3_SERVE_TOKEN", "the bearer token `code3 serve` requires on `/mcp` and its other routes but the "
+        "webhook, at least 16 characters (never logged)",
+        shown="generated once into `CODE3_HOME/projects/<key>/serve_token`"))
+    webhook_secret: str | None = field(default=None, repr=False, metadata=env(
+        "GITHUB_WEBHOOK_SECRET", "the webhook's HMAC-SHA256 secret (`X-Hub-Signature-256`)",
+        shown="generated once into `CODE3_HOME/projects/<key>/webhook_secret`"))
+    passphrase: str | None = field(default=None, repr=False, metadata=env(  # read at use by adapters.key_export
+        "CODE3_PASSPHRASE", "the passphrase of `code3 account export` / `import` (never an argument)",
+        shown="unset: asked on the terminal"))
 
     @property
     def state_dir(self) -> Path:
@@ -138,59 +406,56 @@ class Settings:
         return self.workspace or self.state_dir / "workspaces" / self.identity
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: object) -> Settings:
-        e = dict(os.environ if env is None else env)
-        project = Path(str(overrides.pop("project", None) or e.get("CODE3_PROJECT") or os.getcwd())).resolve()
-        values: dict[str, object] = {
-            "project": project,
-            "identity": e.get("CODE3_IDENTITY", "default"),
-            "home": code3_home(e),
-            "keystore": Path(e["CODE3_KEYSTORE"]).expanduser().resolve() if e.get("CODE3_KEYSTORE") else None,
-            "workspace": Path(e["CODE3_WORKSPACE"]) if e.get("CODE3_WORKSPACE") else None,
-            "forge": e.get("CODE3_FORGE", "local"),
-            "chain": e.get("CODE3_CHAIN", "local"),
-            "database_url": e.get("CODE3_DATABASE_URL") or None,
-            "cooling_period": int(e.get("CODE3_COOLING_PERIOD", DEFAULT_COOLING_PERIOD)),
-            "resolver": e.get("CODE3_RESOLVER") or None,
-            "asset": e.get("CODE3_ASSET", "USDT"),
-            "log_level": e.get("CODE3_LOG_LEVEL", "WARNING").upper(),
-            "webhook_secret": e.get("GITHUB_WEBHOOK_SECRET") or None,
-            "serve_token": e.get("CODE3_SERVE_TOKEN") or None,
-            "github_token": e.get("GITHUB_TOKEN") or None,
-            "github_api_url": e.get("CODE3_GITHUB_API_URL") or "https://api.github.com",
-            "github_git_url": e.get("CODE3_GITHUB_GIT_URL") or None,
-            "github_retry_budget": float(e.get("CODE3_GITHUB_RETRY_BUDGET") or 120),
-            "aptos_node_url": e.get("CODE3_APTOS_NODE_URL") or "https://fullnode.testnet.aptoslabs.com/v1",
-            "aptos_network": e.get("CODE3_APTOS_NETWORK") or "testnet",
-            "aptos_module_address": e.get("CODE3_APTOS_MODULE_ADDRESS") or None,
-            "aptos_asset_metadata": e.get("CODE3_APTOS_ASSET_METADATA") or None,
-            "spec_kit_templates_dir": Path(e["SPEC_KIT_TEMPLATES_DIR"]) if e.get("SPEC_KIT_TEMPLATES_DIR") else None,
-        }
-        values.update({
-            "llm": (e.get("CODE3_LLM") or "auto").lower(),
-            "llm_model": e.get("CODE3_LLM_MODEL") or "claude-sonnet-4-6",
-            "anthropic_api_key": e.get("ANTHROPIC_API_KEY") or None,
-            "anthropic_base_url": e.get("ANTHROPIC_BASE_URL") or None,
-            "loom_share_internal": _flag(e.get("CODE3_LOOM_SHARE_INTERNAL")),
-            "cache_dir": _cache_dir(e),
-        })
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)  # type: ignore[arg-type]
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Every variable read from `env` (default: the process's environment). Keyword overrides (the flags)
+        win where not None, and the variable one overrides is not read. A bad value raises
+        Code3Error(E_VALIDATION) naming the variable and what a valid value looks like."""
+        e = os.environ if env is None else env
+        values: dict[str, Any] = {name: value for name, value in overrides.items() if value is not None}
+        if "project" in values:
+            values["project"] = Path(str(values["project"])).resolve()
+        for variable in VARIABLES.values():
+            if variable.attribute not in values and (value := variable.read(e)) is not MISSING:
+                values[variable.attribute] = value
+        return cls(**values)
 
 
-def _cache_dir(e: dict[str, str]) -> Path | None:
-    """CODE3_CACHE_DIR, or the user's cache directory by the XDG convention; None for `off` or no home."""
-    chosen = (e.get("CODE3_CACHE_DIR") or "").strip()
-    if chosen.lower() == "off":
-        return None
-    if chosen:
-        return Path(chosen)
-    if e.get("XDG_CACHE_HOME"):
-        return Path(e["XDG_CACHE_HOME"]) / "code3"
-    home = e.get("HOME")
-    return Path(home) / ".cache" / "code3" if home else None
+VARIABLES: dict[str, Variable] = {v.name: v for v in map(_variable, fields(Settings))}
+"""Every variable by its name, in the order of the fields."""
 
 
-def _flag(value: str | None) -> bool:
-    """An on/off variable: 1, true, yes or on (any case) is on; anything else, or unset, is off."""
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def describe() -> str:
+    """`code3 config`: every variable, its default and its meaning."""
+    import textwrap
+
+    lines = []
+    for v in VARIABLES.values():
+        lines.append(f"{v.name} (default: {v.default.replace('`', '')})")
+        lines.append(textwrap.fill(v.described().replace("`", ""), 116, initial_indent="    ",
+                                   subsequent_indent="    ", break_on_hyphens=False, break_long_words=False))
+    return "\n".join(lines)
+
+
+def markdown_table() -> str:
+    """The README's Configuration table."""
+    rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
+    for v in VARIABLES.values():
+        meaning = v.described() + (f" (see [{v.see[0]}](#{v.see[1]}))" if v.see else "")
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (f"`{v.name}`", v.default, meaning)) + " |")
+    return "\n".join(rows) + "\n"
+
+
+TABLE_START, TABLE_END = "<!-- configuration -->\n", "<!-- /configuration -->\n"
+
+
+def with_table(readme: str) -> str:
+    """`readme` with the table between its configuration markers rendered anew."""
+    start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
+    return readme[:start] + "\n" + markdown_table() + "\n" + readme[end:]
+
+
+if __name__ == "__main__":  # python -m code3.settings README.md: rewrite the README's Configuration table
+    import sys
+
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
+    target.write_text(with_table(target.read_text(encoding="utf-8")), encoding="utf-8")

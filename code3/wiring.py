@@ -19,15 +19,12 @@ from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.secret_box import SecretBox
 from adapters.sql import open_db
 from adapters.state_guard import guard_project
-from code3.settings import Settings
+from code3.settings import CHAINS, FORGES, LLMS, Settings
 from domain.errors import Code, Code3Error
 from mcp_tools.services import Services
 
 if TYPE_CHECKING:
     from scheduler.worker import Worker
-
-FORGES = ("local", "github")
-CHAINS = ("local", "aptos")
 
 
 def guard(settings: Settings) -> None:
@@ -132,9 +129,6 @@ class LazySigner:
 
     def __repr__(self) -> str:
         return f"LazySigner(name={self.name!r}, loaded={self._signer is not None})"
-
-
-LLMS = ("auto", "anthropic", "offline")
 
 
 def llm(settings: Settings) -> LLM | None:
