@@ -100,6 +100,53 @@ def _seal(sealer: Sealer | None, payload: dict[str, Any]) -> tuple[str, str, str
 
 
 class Annotation(Aggregate):
+
+    class Annotated(Aggregate.Created):
+        file_path: str
+        start_line: int
+        end_line: int
+        comment: str | None
+        tags: list[str]
+        priority: str
+        sensitivity: str
+        selected_text: str | None
+        context_before: str | None
+        context_after: str | None
+        file_digest: str
+        occurrences: int
+        sealed: str | None
+        digest: str | None
+        request_digest: str
+        at: str
+
+    class Edited(Aggregate.Event):
+        changes: dict[str, Any]
+        at: str
+
+    class Reanchored(Aggregate.Event):
+        start_line: int
+        end_line: int
+        status: str
+        confidence: float
+        reason: str
+        file_digest: str
+        occurrences: int
+        texts: dict[str, Any]
+        at: str
+
+    class Orphaned(Aggregate.Event):
+        reason: str
+        checked_digest: str | None
+        at: str
+
+    class SensitivityLowered(Aggregate.Event):
+        from_sensitivity: str
+        to_sensitivity: str
+        by: str
+        at: str
+
+    class Deleted(Aggregate.Event):
+        at: str
     id: UUID  # annotated so that create() may pass the id it derives (eventsourcing then accepts `id=`)
 
     @classmethod
@@ -127,7 +174,7 @@ class Annotation(Aggregate):
             at=_iso(at),
         )
 
-    @event("Annotated")
+    @event(Annotated)
     def __init__(self, file_path: str, start_line: int, end_line: int, comment: str | None, tags: list[str],
                  priority: str, sensitivity: str, selected_text: str | None, context_before: str | None,
                  context_after: str | None, file_digest: str, occurrences: int, sealed: str | None,
@@ -355,13 +402,13 @@ class Annotation(Aggregate):
 
     # events
 
-    @event("Edited")
+    @event(Edited)
     def _edited(self, changes: dict[str, Any], at: str) -> None:
         for key, value in changes.items():
             setattr(self, key, value)
         self.updated_at = at
 
-    @event("Reanchored")
+    @event(Reanchored)
     def _reanchored(self, start_line: int, end_line: int, status: str, confidence: float, reason: str,
                     file_digest: str, occurrences: int, texts: dict[str, Any], at: str) -> None:
         self.start_line, self.end_line = start_line, end_line
@@ -372,20 +419,20 @@ class Annotation(Aggregate):
             setattr(self, key, value)
         self.updated_at = at
 
-    @event("Orphaned")
+    @event(Orphaned)
     def _orphaned(self, reason: str, checked_digest: str | None, at: str) -> None:
         """The anchor is kept as it was (a later version of the file may hold the text again)."""
         self.status, self.confidence, self.reason = "orphaned", 0.0, reason
         self.orphaned_against = checked_digest
         self.updated_at = at
 
-    @event("SensitivityLowered")
+    @event(SensitivityLowered)
     def _lowered(self, from_sensitivity: str, to_sensitivity: str, by: str, at: str) -> None:
         self.sensitivity = to_sensitivity
         self.lowered_by = by
         self.updated_at = at
 
-    @event("Deleted")
+    @event(Deleted)
     def _deleted(self, at: str) -> None:
         self.deleted = True
         self.updated_at = at

@@ -105,11 +105,22 @@ def relation_key(target_id: str, kind: str) -> str:
 class FilePath(Aggregate):
     """Which file id holds a path now; `generation` counts how often the path was given up."""
 
+    class Claimed(Aggregate.Created):
+        project_id: str
+        path: str
+        file_id: str
+
+    class Reclaimed(Aggregate.Event):
+        file_id: str
+
+    class Released(Aggregate.Event):
+        pass
+
     @staticmethod
     def create_id(project_id: str, path: str) -> UUID:
         return natural_id("nexus-path", f"{project_id}:{path}")
 
-    @event("Claimed")
+    @event(Claimed)
     def __init__(self, project_id: str, path: str, file_id: str) -> None:
         self.project_id, self.path = project_id, path
         self.file_id: str | None = file_id
@@ -119,7 +130,7 @@ class FilePath(Aggregate):
         """The id a new file at this path gets (its generation makes it differ from every earlier one)."""
         return FileMeta.create_id(self.project_id, self.path, self.generation)
 
-    @event("Reclaimed")
+    @event(Reclaimed)
     def reclaim(self, file_id: str) -> None:
         self.file_id = file_id
 
@@ -127,7 +138,7 @@ class FilePath(Aggregate):
         if self.file_id is not None:
             self._released()
 
-    @event("Released")
+    @event(Released)
     def _released(self) -> None:
         self.file_id = None
         self.generation += 1
@@ -136,11 +147,40 @@ class FilePath(Aggregate):
 class FileMeta(Aggregate):
     """Tags, comment and outgoing relationships of one file (incoming ones live on their sources)."""
 
+    class Registered(Aggregate.Created):
+        project_id: str
+        path: str
+        generation: int = 0
+
+    class Tagged(Aggregate.Event):
+        tags: list[str]
+
+    class Untagged(Aggregate.Event):
+        tags: list[str]
+
+    class Commented(Aggregate.Event):
+        comment: str
+
+    class RelationshipCreated(Aggregate.Event):
+        target_id: str
+        target_path: str
+        kind: str
+        description: str
+        origin: str
+
+    class RelationshipRemoved(Aggregate.Event):
+        target_id: str
+        kind: str
+
+    class Moved(Aggregate.Event):
+        old_path: str
+        new_path: str
+
     @staticmethod
     def create_id(project_id: str, path: str, generation: int = 0) -> UUID:
         return natural_id("nexus-file", f"{project_id}:{path}#{generation}")
 
-    @event("Registered")
+    @event(Registered)
     def __init__(self, project_id: str, path: str, generation: int = 0) -> None:
         self.project_id, self.path = project_id, path
         self.tags: list[str] = []
@@ -158,7 +198,7 @@ class FileMeta(Aggregate):
             self._tagged(tags=added)
         return added
 
-    @event("Tagged")
+    @event(Tagged)
     def _tagged(self, tags: list[str]) -> None:
         self.tags.extend(tags)
 
@@ -168,7 +208,7 @@ class FileMeta(Aggregate):
             self._untagged(tags=removed)
         return removed
 
-    @event("Untagged")
+    @event(Untagged)
     def _untagged(self, tags: list[str]) -> None:
         self.tags = [t for t in self.tags if t not in tags]
 
@@ -179,7 +219,7 @@ class FileMeta(Aggregate):
         self._commented(comment=comment)
         return True
 
-    @event("Commented")
+    @event(Commented)
     def _commented(self, comment: str) -> None:
         self.comment = comment
 
@@ -215,7 +255,7 @@ class FileMeta(Aggregate):
                       origin=origin)
         return True
 
-    @event("RelationshipCreated")
+    @event(RelationshipCreated)
     def _related(self, target_id: str, target_path: str, kind: str, description: str, origin: str) -> None:
         self.relations[relation_key(target_id, kind)] = {"target_id": target_id, "kind": kind,
                                                          "description": description, "origin": origin}
@@ -227,7 +267,7 @@ class FileMeta(Aggregate):
         self._unrelated(target_id=target_id, kind=kind)
         return True
 
-    @event("RelationshipRemoved")
+    @event(RelationshipRemoved)
     def _unrelated(self, target_id: str, kind: str) -> None:
         self.relations.pop(relation_key(target_id, kind), None)
 
@@ -238,7 +278,7 @@ class FileMeta(Aggregate):
         self._moved(old_path=self.path, new_path=new_path)
         return True
 
-    @event("Moved")
+    @event(Moved)
     def _moved(self, old_path: str, new_path: str) -> None:
         self.path = new_path
 
@@ -246,11 +286,22 @@ class FileMeta(Aggregate):
 class Tag(Aggregate):
     """A tag's description and colour (what the tags resource shows beside its usage)."""
 
+    class Defined(Aggregate.Created):
+        project_id: str
+        name: str
+        description: str
+        color: str
+
+    class Described(Aggregate.Event):
+        name: str
+        description: str
+        color: str
+
     @staticmethod
     def create_id(project_id: str, name: str) -> UUID:
         return natural_id("nexus-tag", f"{project_id}:{name}")
 
-    @event("Defined")
+    @event(Defined)
     def __init__(self, project_id: str, name: str, description: str, color: str) -> None:
         self.project_id, self.name = project_id, name
         self.description, self.color = description, color
@@ -261,7 +312,7 @@ class Tag(Aggregate):
         self._described(name=self.name, description=description, color=color)
         return True
 
-    @event("Described")
+    @event(Described)
     def _described(self, name: str, description: str, color: str) -> None:
         self.description, self.color = description, color
 
@@ -269,11 +320,18 @@ class Tag(Aggregate):
 class NexusBaseline(Aggregate):
     """The git commit the last rename sync looked from (one per project)."""
 
+    class Started(Aggregate.Created):
+        project_id: str
+        commit: str
+
+    class Synced(Aggregate.Event):
+        commit: str
+
     @staticmethod
     def create_id(project_id: str) -> UUID:
         return natural_id("nexus-baseline", project_id)
 
-    @event("Started")
+    @event(Started)
     def __init__(self, project_id: str, commit: str) -> None:
         self.project_id, self.commit = project_id, commit
 
@@ -283,7 +341,7 @@ class NexusBaseline(Aggregate):
         self._synced(commit=commit)
         return True
 
-    @event("Synced")
+    @event(Synced)
     def _synced(self, commit: str) -> None:
         self.commit = commit
 

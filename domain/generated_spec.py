@@ -15,11 +15,40 @@ from domain.canonical import natural_id
 
 
 class GeneratedSpec(Aggregate):
+
+    class Generated(Aggregate.Created):
+        spec_path: str
+        source_target: str
+        skeleton_hash: str
+        model: str
+        input_tokens: int
+        output_tokens: int
+        who: str
+        version: int
+        confidence: str
+
+    class Regenerated(Aggregate.Event):
+        source_target: str
+        skeleton_hash: str
+        model: str
+        input_tokens: int
+        output_tokens: int
+        who: str
+        version: int
+        confidence: str
+
+    class DriftAccepted(Aggregate.Event):
+        who: str
+        from_hash: str
+        to_hash: str
+        high: int
+        medium: int
+        low: int
     @staticmethod
     def create_id(spec_path: str) -> UUID:
         return natural_id("generated-spec", spec_path)
 
-    @event("Generated")
+    @event(Generated)
     def __init__(self, spec_path: str, source_target: str, skeleton_hash: str, model: str, input_tokens: int,
                  output_tokens: int, who: str, version: int, confidence: str) -> None:
         self.spec_path = spec_path
@@ -30,7 +59,7 @@ class GeneratedSpec(Aggregate):
         self.generations = 1
         self.drifts_accepted = 0
 
-    @event("Regenerated")
+    @event(Regenerated)
     def regenerate(self, source_target: str, skeleton_hash: str, model: str, input_tokens: int, output_tokens: int,
                    who: str, version: int, confidence: str) -> None:
         self.source_target = source_target
@@ -39,7 +68,7 @@ class GeneratedSpec(Aggregate):
         self.version = version
         self.generations += 1
 
-    @event("DriftAccepted")
+    @event(DriftAccepted)
     def accept_drift(self, who: str, from_hash: str, to_hash: str, high: int, medium: int, low: int) -> None:
         self.skeleton_hash = to_hash
         self.drifts_accepted += 1

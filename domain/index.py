@@ -14,10 +14,15 @@ from domain.canonical import natural_id
 
 
 class Index(Aggregate):
+
+    class Registered(Aggregate.Created):
+        kind: str
+        key: str
+        target: str
     @staticmethod
     def create_id(kind: str, key: str) -> UUID:
         return natural_id(f"index:{kind}", key)
 
-    @event("Registered")
+    @event(Registered)
     def __init__(self, kind: str, key: str, target: str) -> None:
         self.kind, self.key, self.target = kind, key, target

@@ -12,11 +12,43 @@ from domain.canonical import natural_id
 class Issue(Aggregate):
     """Each saga step is an event, so a retried publish resumes at the first step not yet recorded."""
 
+    class PublishRequested(Aggregate.Created):
+        issue_hash: str
+        repo: str
+        feature_id: str
+        spec_path: str
+        spec_digest: str
+        amount: str
+        asset: str
+        network: str
+        labels: list[str]
+        assignees: list[str]
+        effort: int
+        deadline: int | None = None
+
+    class OpeningClaimed(Aggregate.Event):
+        owner: str
+        until: float
+
+    class Opened(Aggregate.Event):
+        number: int
+        url: str
+        task_id: str
+
+    class BountyLinked(Aggregate.Event):
+        bounty_id: str
+
+    class MetadataWritten(Aggregate.Event):
+        body_digest: str
+
+    class LabelsMirrored(Aggregate.Event):
+        labels: list[str]
+
     @staticmethod
     def create_id(issue_hash: str) -> UUID:
         return natural_id("issue", issue_hash)
 
-    @event("PublishRequested")
+    @event(PublishRequested)
     def __init__(
         self,
         issue_hash: str,
@@ -53,24 +85,24 @@ class Issue(Aggregate):
         self.opening_owner: str | None = None
         self.opening_until = 0.0
 
-    @event("OpeningClaimed")
+    @event(OpeningClaimed)
     def claim_opening(self, owner: str, until: float) -> None:
         """One publish at a time opens the forge issue: racing processes serialise on this event (the
         aggregate's version), and the others wait for `Opened` or take over a claim whose owner died."""
         self.opening_owner, self.opening_until = owner, until
 
-    @event("Opened")
+    @event(Opened)
     def open(self, number: int, url: str, task_id: str) -> None:
         self.number, self.url, self.task_id = number, url, task_id
 
-    @event("BountyLinked")
+    @event(BountyLinked)
     def link_bounty(self, bounty_id: str) -> None:
         self.bounty_id = bounty_id
 
-    @event("MetadataWritten")
+    @event(MetadataWritten)
     def write_metadata(self, body_digest: str) -> None:
         self.metadata_written = True
 
-    @event("LabelsMirrored")
+    @event(LabelsMirrored)
     def mirror_labels(self, labels: list[str]) -> None:
         self.mirrored_labels = labels

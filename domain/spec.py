@@ -86,11 +86,31 @@ def branch_name(feature_id: str) -> str:
 
 
 class Spec(Aggregate):
+
+    class Specified(Aggregate.Created):
+        feature_id: str
+        description: str
+        digest: str
+
+    class Planned(Aggregate.Event):
+        digests: dict[str, str]
+        tech_constraints: str | None
+
+    class Tasked(Aggregate.Event):
+        digest: str
+        task_count: int
+
+    class ArtifactRewritten(Aggregate.Event):
+        artifact: str
+        digest: str
+
+    class Published(Aggregate.Event):
+        issue_hash: str
     @staticmethod
     def create_id(feature_id: str) -> UUID:
         return natural_id("spec", feature_id)
 
-    @event("Specified")
+    @event(Specified)
     def __init__(self, feature_id: str, description: str, digest: str) -> None:
         self.feature_id = feature_id
         self.description = description
@@ -100,21 +120,21 @@ class Spec(Aggregate):
         self.task_count = 0
         self.published_as: str | None = None
 
-    @event("Planned")
+    @event(Planned)
     def plan(self, digests: dict[str, str], tech_constraints: str | None) -> None:
         self.digests.update(digests)
         self.planned = True
 
-    @event("Tasked")
+    @event(Tasked)
     def task(self, digest: str, task_count: int) -> None:
         self.digests["tasks.md"] = digest
         self.tasked = True
         self.task_count = task_count
 
-    @event("ArtifactRewritten")
+    @event(ArtifactRewritten)
     def rewrite(self, artifact: str, digest: str) -> None:
         self.digests[artifact] = digest
 
-    @event("Published")
+    @event(Published)
     def publish(self, issue_hash: str) -> None:
         self.published_as = issue_hash
