@@ -11,7 +11,7 @@ DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesi
 	'pytest-xdist>=3.6'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
+.PHONY: install demo test unit lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
 	screenshots soak
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
@@ -39,9 +39,20 @@ MOVE_GRAMMAR = .cache/tree-sitter-move/tree-sitter-move-0.0.2.so
 $(MOVE_GRAMMAR): scripts/build_move_grammar.sh | $(VENV)/.installed
 	bash scripts/build_move_grammar.sh
 
+# Hypothesis runs its `ci` profile here (tests/conftest.py: more examples than the `dev` one every other run gets).
 test: $(VENV)/.installed $(MOVE_GRAMMAR)
 	$(VENV)/bin/ruff check .
-	CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) $(PY) -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
+	CODE3_HYPOTHESIS_PROFILE=ci CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) \
+		$(PY) -m pytest -q -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
+
+# The fast loop: tests/unit alone, in this one process, hypothesis' small `dev` profile (about 9 s on 2 cores; more
+# processes only add their start-up; `make test` before pushing). Unit tests start no subprocess (git and the CLI
+# included), open no connection beyond loopback and use no PostgreSQL: tests/unit/conftest.py fails one that does,
+# which then belongs in tests/integration (or tests/campaigns when it takes seconds).
+# UNIT_ARGS: more pytest arguments, e.g. UNIT_ARGS='-x -k anchor'.
+UNIT_ARGS ?=
+unit: $(VENV)/.installed $(MOVE_GRAMMAR)
+	$(PY) -m pytest -q -p hypothesispytest tests/unit $(UNIT_ARGS)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

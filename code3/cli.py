@@ -5,22 +5,26 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from code3.settings import VARIABLES, Settings
+from code3.settings import Settings
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    """The settings `main` read (and checked) before running the command, else read now."""
+    found = getattr(args, "settings", None)
+    if isinstance(found, Settings):
+        return found
     return Settings.from_env(project=getattr(args, "project", None), identity=getattr(args, "identity", None))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from code3 import __version__
     from mcp_tools import manifest
-    from mcp_tools.server import build_server, run_stdio
+    from mcp_tools.server import build_server
+    from mcp_tools.stdio import run_stdio
 
     settings = _settings(args)
 
@@ -146,7 +150,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from code3 import __version__
     from code3.wiring import build_services, ensure_identity, guard, local_forge, webhook_secret
     from mcp_tools import manifest
-    from mcp_tools.http_app import serve, serve_token
+    from mcp_tools.http.runner import serve
+    from mcp_tools.http.tokens import serve_token
 
     if args.print_url or args.rotate_token:
         return _serve_web_login(args)
@@ -187,23 +192,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,
           tools=manifest.cached(settings.cache_dir), version=__version__, token_file=token_file,
-          session_hours=_session_hours(), stateless=args.stateless)
+          session_hours=settings.web_session_hours, stateless=args.stateless)
     return 0
-
-
-def _session_hours() -> float:
-    from mcp_tools.web.auth import session_hours
-
-    try:
-        return session_hours(os.environ.get("CODE3_WEB_SESSION_HOURS"))
-    except ValueError as exc:
-        raise _usage("serve", str(exc), "CODE3_WEB_SESSION_HOURS=12 code3 serve") from None
 
 
 def _serve_web_login(args: argparse.Namespace) -> int:
     """`--print-url`: a one-time login URL for the web page of the serve on --port (the serve checks the code
     against the same token); `--rotate-token`: a new token file, which ends every session and the old token."""
-    from mcp_tools.http_app import rotate_token, serve_token
+    from mcp_tools.http.tokens import rotate_token, serve_token
     from mcp_tools.web.auth import login_url, mint_code
 
     settings = _settings(args)
@@ -234,7 +230,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = _settings(args)
     token = None
     if args.metrics_port is not None:  # the serve token guards the worker's /metrics too, found the same way
-        from mcp_tools.http_app import serve_token
+        from mcp_tools.http.tokens import serve_token
 
         if not 0 <= args.metrics_port <= 65535:
             raise _usage("worker", f"--metrics-port {args.metrics_port} is no TCP port",
@@ -371,8 +367,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    for name, meaning in VARIABLES.items():
-        print(f"{name}\n    {meaning}")
+    from code3.settings import describe
+
+    print(describe())
     return 0
 
 
@@ -539,17 +536,18 @@ def main(argv: list[str] | None = None) -> int:
                       as_json=bool(getattr(args, "json", False)))
 
     from adapters.scrub import ScrubFilter
+    from domain.errors import Code3Error
 
-    level = (args.log_level or Settings.from_env().log_level).upper()
+    try:  # every variable is checked before anything is opened: a bad one is refused by name
+        args.settings = settings = _settings(args)
+    except Code3Error as exc:
+        return _refuse(exc.code.value, exc.message, exc.hint)
+    level = (args.log_level or settings.log_level).upper()
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    log_format = os.environ.get("CODE3_LOG_FORMAT", "text").strip().lower() or "text"
-    if log_format not in ("text", "json"):
-        return _refuse("E_VALIDATION", f"CODE3_LOG_FORMAT={log_format[:20]!r} is not a log format",
-                       "set CODE3_LOG_FORMAT to text (the default) or json (one JSON object per stderr line)")
     for handler in logging.getLogger().handlers:
         handler.addFilter(ScrubFilter())  # no secret reaches a log line, whoever logged it
-        if log_format == "json":
+        if settings.log_format == "json":
             from adapters.log_format import JsonFormatter
 
             handler.setFormatter(JsonFormatter())
@@ -557,8 +555,6 @@ def main(argv: list[str] | None = None) -> int:
     if what and not args.target:
         return _refuse("E_VALIDATION", f"code3 {args.command} {args.action}: {what} is required",
                        f"see `code3 {args.command} --help`")
-    from domain.errors import Code3Error
-
     try:
         return int(args.func(args) or 0)
     except Code3Error as exc:

@@ -1,5 +1,6 @@
 """`code3 loom …`: ai-loom annotations from the command line, through the same handlers as the MCP tools and
-the REST routes (`mcp_tools.ai_loom.tools`).
+the REST routes (`mcp_tools.ai_loom.tools`; `lower` and `show --reveal` are the owner's alone,
+`mcp_tools.ai_loom.owner`).
 
     add FILE START END COMMENT [--tags a,b] [--priority P0|P1|P2] [--sensitivity public|internal|secret] [--key K]
     list [--limit N] [--offset N]        show ID [--reveal]        rm ID
@@ -93,7 +94,7 @@ def _list(value: str | None) -> list[str] | None:
 
 
 def _call(s: Any, args: argparse.Namespace) -> Any:
-    from mcp_tools.ai_loom import moves
+    from mcp_tools.ai_loom import moves, owner
     from mcp_tools.ai_loom import tools as loom
 
     name = args.loom_command
@@ -104,12 +105,12 @@ def _call(s: Any, args: argparse.Namespace) -> Any:
     if name == "list":
         return moves.with_last_moves(s, loom.list_contexts(s, limit=args.limit, offset=args.offset))
     if name == "show":
-        return moves.with_last_move(s, loom.reveal(s, args.id) if args.reveal else loom.get_context(s, id=args.id))
+        return moves.with_last_move(s, owner.reveal(s, args.id) if args.reveal else loom.get_context(s, id=args.id))
     if name == "edit":
         return loom.edit(s, id=args.id, comment=args.comment, tags=_list(args.tags), priority=args.priority,
                          sensitivity=args.sensitivity, startLine=args.start, endLine=args.end)
     if name == "lower":
-        return loom.lower(s, id=args.id, to=args.to, by=_who(s))
+        return owner.lower(s, id=args.id, to=args.to, by=_who(s))
     if name == "rm":
         return loom.delete(s, id=args.id)
     if name == "stitch":

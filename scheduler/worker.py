@@ -13,10 +13,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from adapters.db_outage import OUTAGE, unreachable
+from adapters.db_watchdog import outage_limit, watchdog
 from adapters.keystore import Keystore
 from adapters.shutdown import exit_after
-from adapters.sql import OUTAGE, outage_limit, unreachable, watchdog
-from mcp_tools.ai_loom.tools import verify_changed
+from mcp_tools.ai_loom.reanchoring import verify_changed
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.lifecycle.chain_sync import reconcile, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror

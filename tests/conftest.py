@@ -3,27 +3,84 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from adapters.keystore import Keystore
-from adapters.ports import Chain, Forge
-from code3.settings import Settings
-from code3.wiring import build_services
-from mcp_tools.lifecycle import publish, specs
-from mcp_tools.services import Services
-from tests.stacks import LocalStack, RemoteStack, Stack
+if TYPE_CHECKING:  # the application is imported by the fixtures that build it, so that collecting a test file
+    # that needs none of it (a domain test) does not import it all (about a second)
+    from adapters.ports import Chain, Forge
+    from code3.settings import Settings
+    from mcp_tools.services import Services
+    from tests.stacks import Stack
 
 POSTGRES_URL = os.environ.get("CODE3_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 REPO = "alice/todo-app"
 AMOUNT = 1_000_000
 COOLING = 604_800
+
+# --- hypothesis profiles -------------------------------------------------------------------------------------------
+# `dev` (the default) keeps the fast loop fast; `make test` (CI) runs `ci`. A test's own @settings carries only
+# what the test needs whatever the profile (deadline=None, a suppressed health check); an explicit max_examples
+# is left only where the count is part of what the test means.
+HYPOTHESIS_PROFILES: dict[str, dict[str, Any]] = {
+    "dev": {"max_examples": 10},
+    "ci": {"max_examples": 100, "print_blob": True},
+}
+HYPOTHESIS_PROFILE = os.environ.get("CODE3_HYPOTHESIS_PROFILE", "dev")
+
+
+def _load_hypothesis_profiles() -> None:
+    from hypothesis import settings
+
+    for name, values in HYPOTHESIS_PROFILES.items():
+        settings.register_profile(name, **values)
+    settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+class _WhenHypothesisIsImported(importlib.abc.MetaPathFinder):
+    """Registers and loads the profiles as `import hypothesis` completes: before any test module's @settings reads
+    the defaults, and never in a run whose tests do not use hypothesis (importing it takes about a second)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "hypothesis":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            execute = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                execute(module)
+                _load_hypothesis_profiles()
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+if "hypothesis" in sys.modules:
+    _load_hypothesis_profiles()
+else:
+    sys.meta_path.insert(0, _WhenHypothesisIsImported())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if HYPOTHESIS_PROFILE not in HYPOTHESIS_PROFILES:
+        raise pytest.UsageError(f"CODE3_HYPOTHESIS_PROFILE={HYPOTHESIS_PROFILE!r} names no profile of "
+                                f"tests/conftest.py (one of {', '.join(HYPOTHESIS_PROFILES)})")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (f"hypothesis profile: {HYPOTHESIS_PROFILE} {HYPOTHESIS_PROFILES.get(HYPOTHESIS_PROFILE)} "
+            "(CODE3_HYPOTHESIS_PROFILE; tests/conftest.py)")
 
 
 def _postgres_schema() -> tuple[str, str]:
@@ -74,6 +131,8 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stack]:
     """The embedded default; a test module runs on both stacks with `STACKS` below (indirect).
 
     A test names the chain's resolver (`stack.use_resolver`) once its keys exist, before any merge."""
+    from tests.stacks import LocalStack, RemoteStack
+
     chosen: Stack = LocalStack(tmp_path, COOLING) if request.param == "local" else RemoteStack(tmp_path, COOLING)
     yield chosen
     chosen.close()
@@ -90,17 +149,23 @@ class World:
     people: dict[str, Services] = field(default_factory=dict)
 
     def settings(self, identity: str) -> Settings:
+        from code3.settings import Settings
+
         return Settings(project=self.project, identity=identity, database_url=self.database_url,
                         cooling_period=COOLING, **self.stack.settings(identity))
 
     def services(self, identity: str) -> Services:
         """A fresh process's view: new store connection, new adapters, same files."""
+        from code3.wiring import build_services
+
         services = build_services(self.settings(identity))
         self.people.setdefault(f"_{identity}_{len(self.people)}", services)
         return services
 
     def __getitem__(self, identity: str) -> Services:
         if identity not in self.people:
+            from code3.wiring import build_services
+
             self.people[identity] = build_services(self.settings(identity))
         return self.people[identity]
 
@@ -117,6 +182,8 @@ class World:
         return self[identity].signer.address
 
     def specified(self, description: str = "Users can export their to-do list as CSV") -> dict[str, Any]:
+        from mcp_tools.lifecycle import specs
+
         alice = self["alice"]
         spec = specs.specify(alice, description)
         specs.plan(alice, spec["feature_id"])
@@ -133,6 +200,8 @@ class World:
         return self.published_spec(self.specified(description), amount)
 
     def published_spec(self, spec: dict[str, Any], amount: int = AMOUNT) -> dict[str, Any]:
+        from mcp_tools.lifecycle import publish
+
         return publish.publish_issue_with_metadata(self["alice"], **self.publish_args(spec, amount))
 
 
@@ -174,6 +243,9 @@ def code3_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 @pytest.fixture
 def world(tmp_path: Path, database_url: str | None, stack: Stack) -> Iterator[World]:
+    from adapters.keystore import Keystore
+    from code3.settings import Settings
+
     keystore = Keystore(Settings(project=tmp_path).keystore_dir)
     for name in ("alice", "bob", "carol"):
         keystore.new(name)

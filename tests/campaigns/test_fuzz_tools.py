@@ -6,7 +6,8 @@ Never an internal error (E_INTERNAL, INTERNAL, "内部错误", JSON-RPC -32603),
 answer, and a refused call leaves the event log, the ledger, the forge and the project's files as they
 were. The project holds sources and planted symlinks (tests/campaigns/world.py): whatever a call answers,
 what the symlinks lead to is never changed, and no reverse-spec, CodeNexus or ai-loom answer holds an
-absolute path. `CODE3_FUZZ_EXAMPLES` sets the examples per tool (`make test`: 200; `make fuzz`: 2000).
+absolute path. `CODE3_FUZZ_EXAMPLES` sets the examples per tool (`make test`: 200; `make fuzz`: 2000; unset: the
+hypothesis profile's, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from mcp_tools.server import build_server
 from tests.answers import error_of
 from tests.campaigns.world import CampaignWorld
 
-EXAMPLES = int(os.environ.get("CODE3_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("CODE3_FUZZ_EXAMPLES", "0"))  # 0: the hypothesis profile's max_examples
 INTERNAL_CODES = {"E_INTERNAL", "INTERNAL"}
 HOSTILE = ["../../../../etc/passwd", ".code3/keys/alice.key", ".code3/webhook_secret", "specs/../.code3/keys/bob.key",
            "/etc/passwd", "feat/../../../../keys/alice.key", "a\n", "7\n", "001-nl\n", "\x00", "x" * 10_000,
@@ -141,7 +142,7 @@ def test_generated_and_mutated_arguments_never_fail_internally_and_a_refusal_cha
         tool: str, fuzzer: Fuzzer) -> None:
     schema = fuzzer.schemas[tool]
 
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+    @settings(**({"max_examples": EXAMPLES} if EXAMPLES else {}), deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(arguments(schema))
     def run(args: dict[str, Any]) -> None:

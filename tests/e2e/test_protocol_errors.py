@@ -187,7 +187,7 @@ class HttpServer:
         import uvicorn
 
         from code3.wiring import build_services
-        from mcp_tools.http_app import build_app
+        from mcp_tools.http.app import build_app
 
         settings = Settings(project=project, identity=identity)
         app = build_app(lambda: build_services(settings), SECRET, token=token.encode())
@@ -279,7 +279,7 @@ def test_http_parse_errors_come_before_any_session(http: HttpServer) -> None:
 
 
 def test_http_errors_of_the_transport_itself_carry_the_data_too(http: HttpServer) -> None:
-    """What the SDK's HTTP transport answers before any handler (`mcp_tools.http_app._error_data_on`)."""
+    """What the SDK's HTTP transport answers before any handler (`mcp_tools.http.jsonrpc.error_data_on`)."""
     listing = request(2, "tools/list")
     no_session = http.post(listing)
     unknown_session = http.post(listing, session="no-such-session")

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from code3.settings import Settings
-from mcp_tools.http_app import serve_token
+from mcp_tools.http.tokens import serve_token
 from tests.e2e.test_protocol_errors import INITIALIZE, LEGACY, MODERN, TOKEN, HttpServer, messages, request
 
 pytestmark = pytest.mark.e2e

@@ -79,7 +79,7 @@ class Site:
     def token(self) -> str:
         """The serve token, read as `code3 serve --print-token` reads it (in-process: no second of start-up)."""
         from code3.settings import Settings
-        from mcp_tools.http_app import serve_token
+        from mcp_tools.http.tokens import serve_token
 
         return serve_token(Settings(project=self.root, home=self.home).secrets_dir)[0].decode()
 

@@ -16,7 +16,7 @@ from adapters.secret_box import KEY_FILE, SecretBox
 from code3.settings import VARIABLES, Settings
 from code3.wiring import build_services
 from mcp_tools.ai_loom.rest import Unauthorized
-from mcp_tools.http_app import build_app
+from mcp_tools.http.app import build_app
 from mcp_tools.services import Services
 from tests.answers import error_of
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok

@@ -13,7 +13,7 @@ from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import worker as build_worker
 from domain.anchor import Anchor, search_cost
-from mcp_tools.ai_loom import reading
+from mcp_tools.ai_loom import access, reading
 from mcp_tools.ai_loom import tools as loom
 from scheduler.worker import Worker
 
@@ -97,13 +97,13 @@ def test_a_read_stops_searching_when_its_allowance_is_spent(worker: Worker, monk
 def test_a_read_past_its_time_opens_no_more_files(worker: Worker, monkeypatch: pytest.MonkeyPatch) -> None:
     made = loom.annotate(worker.s, filePath="small.py", startLine=3, endLine=4, comment="c")
     opened: list[str] = []
-    real = loom._text
+    real = access.text
 
     def counting(s: object, path: str) -> str | None:
         opened.append(path)
         return real(s, path)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(loom, "_text", counting)
+    monkeypatch.setattr(access, "text", counting)
     monkeypatch.setattr(reading, "READ_SECONDS", 0.0)
     assert _anchors(worker)[made["id"]] == ("stale", 3, 4)
     assert "anchor: stale" in loom.stitch_contexts(worker.s, templateId="detailed")["prompt"]

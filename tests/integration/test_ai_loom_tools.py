@@ -17,7 +17,7 @@ from code3.settings import Settings
 from code3.wiring import build_services
 from domain.annotation import Annotation
 from domain.annotation_rules import parse_ann_id
-from mcp_tools.ai_loom import tools as loom
+from mcp_tools.ai_loom.reanchoring import verify_all
 from mcp_tools.server import build_server
 from mcp_tools.services import Services
 from projections import annotations as rows
@@ -136,7 +136,7 @@ def test_read_tools_show_the_current_anchor_and_only_verify_records_it(s: Servic
     shown = ok(call(s, "ai-loom.get_context", {"id": made["id"]}))
     assert (shown["startLine"], shown["endLine"]) == (22, 23) and shown["anchor"]["status"] != "orphaned"
     assert s.store.recorder.max_notification_id() == events, "a read tool records nothing"
-    assert sum(loom.verify_all(s).values()) == 1
+    assert sum(verify_all(s).values()) == 1
     stored = s.store.get(Annotation, parse_ann_id(made["id"]))
     assert stored is not None and (stored.start_line, stored.end_line) == (22, 23)
 

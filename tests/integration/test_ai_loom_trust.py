@@ -20,6 +20,7 @@ from code3.settings import Settings
 from code3.wiring import build_services
 from domain.annotation import Annotation
 from domain.annotation_rules import format_ann_id, parse_ann_id
+from mcp_tools.ai_loom import access, owner, reanchoring
 from mcp_tools.ai_loom import tools as loom
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
@@ -164,11 +165,11 @@ def test_a_credential_in_annotated_lines_or_a_comment_is_stored_sealed_and_never
     assert TOKEN not in out.read_text() and AWS not in out.read_text()
     # re-anchoring still finds the sealed lines by their quoted text
     (s.project / "src" / "config.py").write_text("# header\n# more\n" + CONFIG)
-    loom.verify_all(s)
+    reanchoring.verify_all(s)
     stored_one = s.store.get(Annotation, parse_ann_id(made["id"]))
     assert stored_one is not None and (stored_one.start_line, stored_one.end_line) == (5, 7)
     assert stored_one.status != "orphaned" and TOKEN.encode() not in stored(s)
-    assert loom.reveal(s, made["id"])["comment"].endswith(f"{AWS})"), "the owner's CLI still opens it"
+    assert owner.reveal(s, made["id"])["comment"].endswith(f"{AWS})"), "the owner's CLI still opens it"
 
 
 # class 7: no guessing oracle in a clientKey replay; racing edits
@@ -245,8 +246,8 @@ def test_re_anchoring_racing_an_edit_keeps_the_edit_and_records_the_move(s: Serv
     stale = s.store.get(Annotation, parse_ann_id(made["id"]))  # what the worker loaded before the edit landed
     ok(call(s, "ai-loom.edit", {"id": made["id"], "comment": "edited meanwhile", "priority": "P0"}))
     (s.project / "src" / "app.py").write_text("inserted\n" + SOURCE)
-    monkeypatch.setattr(loom, "_load", lambda _s, _id: stale)
-    counts = loom.verify_all(s)  # its first save conflicts with the edit: retried on the edit's result
+    monkeypatch.setattr(access, "load", lambda _s, _id: stale)
+    counts = reanchoring.verify_all(s)  # its first save conflicts with the edit: retried on the edit's result
     assert sum(counts.values()) == 1 and "orphaned" not in counts, counts
     now = s.store.get(Annotation, parse_ann_id(made["id"]))
     assert now is not None and now.comment == "edited meanwhile" and now.priority == "P0" and now.start_line == 7

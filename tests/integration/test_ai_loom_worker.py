@@ -15,6 +15,7 @@ from code3.settings import Settings
 from code3.wiring import worker as build_worker
 from domain.annotation import Annotation
 from domain.annotation_rules import parse_ann_id
+from mcp_tools.ai_loom import access
 from mcp_tools.ai_loom import tools as loom
 from scheduler.worker import REANCHOR_EVERY_S, Worker
 from tests.integration.test_ai_loom_tools import SOURCE
@@ -61,13 +62,13 @@ def test_unchanged_files_are_skipped_without_loading_their_annotations(worker: W
         loom.annotate(worker.s, filePath="src/app.py", startLine=n, endLine=n, comment=f"a{n}")
         loom.annotate(worker.s, filePath="src/other.py", startLine=n, endLine=n, comment=f"o{n}")
     loads: list[str] = []
-    real = loom._load
+    real = access.load
 
     def counting(s: Any, ann_id: str) -> Annotation:
         loads.append(ann_id)
         return real(s, ann_id)
 
-    monkeypatch.setattr(loom, "_load", counting)
+    monkeypatch.setattr(access, "load", counting)
     worker.reanchor_every = 0.0
     worker.tick()
     assert len(loads) == 10, "the first pass verifies every annotation"
@@ -95,8 +96,8 @@ def test_a_long_pass_is_cut_by_the_budget_and_goes_on_at_the_next_tick(worker: W
         for path in ("src/app.py", "src/other.py"):
             loom.annotate(worker.s, filePath=path, startLine=n, endLine=n, comment=f"{path} {n}")
     loads: list[str] = []
-    real = loom._load
-    monkeypatch.setattr(loom, "_load", lambda s, ann_id: loads.append(ann_id) or real(s, ann_id))
+    real = access.load
+    monkeypatch.setattr(access, "load", lambda s, ann_id: loads.append(ann_id) or real(s, ann_id))
     worker.reanchor_budget = 2  # whole files at a time: one file of 3 per tick
     worker.tick()
     assert len(loads) == 3

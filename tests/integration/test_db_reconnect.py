@@ -242,7 +242,7 @@ def test_a_process_cut_off_silently_longer_than_the_outage_limit_exits_non_zero_
 def test_readyz_on_sqlite_says_ready_with_nothing_else_and_details_only_with_the_token(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from mcp_tools.http_app import build_app
+    from mcp_tools.http.app import build_app
 
     Keystore(Settings(project=tmp_path).keystore_dir).new("alice")
     settings = Settings(project=tmp_path, identity="alice")
@@ -261,7 +261,7 @@ def test_readyz_on_sqlite_says_ready_with_nothing_else_and_details_only_with_the
 
 
 def test_the_outage_limit_is_seconds_300_by_default_and_anything_else_is_refused_with_the_way_out() -> None:
-    from adapters.sql import outage_limit
+    from adapters.db_watchdog import outage_limit
     from domain.errors import Code3Error
 
     assert outage_limit({}) == 300.0 and outage_limit({"CODE3_DB_OUTAGE_EXIT": " 2.5 "}) == 2.5
@@ -285,7 +285,8 @@ def test_a_wrong_outage_limit_stops_the_worker_before_any_work(tmp_path: Path) -
 def test_in_one_process_the_views_and_the_store_reconnect_and_count_what_they_lost(
         tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from adapters.event_store import open_store
-    from adapters.sql import SqlDb, connection_stats
+    from adapters.pg_pool import connection_stats
+    from adapters.sql import SqlDb
 
     app = f"code3-test-{uuid.uuid4().hex[:8]}-inproc"
     monkeypatch.setenv("PGAPPNAME", app)

@@ -23,7 +23,7 @@ from adapters.log_format import JsonFormatter
 from adapters.scrub import ScrubFilter, register_secret
 from code3 import wiring
 from code3.doctor import diagnose, report
-from mcp_tools.http_app import build_app
+from mcp_tools.http.app import build_app
 from projections.operations import OVERDUE_AFTER_S
 from scheduler.worker import metrics_listener
 from tests.conftest import World

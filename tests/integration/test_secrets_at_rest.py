@@ -66,7 +66,7 @@ def table_texts(path: Path) -> Iterator[tuple[str, str]]:
 def postgres_texts(url: str) -> list[tuple[str, str]]:
     import psycopg
 
-    from adapters.sql import PostgresUrl
+    from adapters.pg_pool import PostgresUrl
 
     params = PostgresUrl.parse(url)
     found = []

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from mcp_tools.http_app import build_app
+from mcp_tools.http.app import build_app
 
 TOKEN = "a-serve-token-for-the-tests-0123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

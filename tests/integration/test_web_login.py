@@ -14,7 +14,8 @@ from starlette.testclient import TestClient
 
 from code3.settings import Settings
 from code3.wiring import build_services
-from mcp_tools.http_app import build_app, rotate_token, serve_token
+from mcp_tools.http.app import build_app
+from mcp_tools.http.tokens import rotate_token, serve_token
 from mcp_tools.web import auth
 
 PORT = 8765

@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from domain.bounty import Bounty
-from mcp_tools.http_app import build_app
+from mcp_tools.http.app import build_app
 from mcp_tools.lifecycle import settle, work
 from tests.conftest import AMOUNT, REPO, World
 

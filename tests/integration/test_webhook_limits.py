@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.http_app import MAX_BODY, build_app
+from mcp_tools.http.app import build_app
+from mcp_tools.http.limits import MAX_BODY
 from mcp_tools.lifecycle.webhook import MAX_DEPTH, nesting_depth
 from tests.e2e.test_protocol_errors import SECRET, TOKEN, HttpServer
 

@@ -181,7 +181,7 @@ def edits_outside_the_block(draw):
     return anchor, "\n".join(above + near + below) + "\n", (start + shift, end + shift)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)
 @given(case=edits_outside_the_block())
 def test_edits_away_from_the_block_never_move_the_anchor_anywhere_wrong(case) -> None:
     anchor, text, truth = case
@@ -217,7 +217,7 @@ def moved_blocks(draw):
     return anchor, "\n".join(new) + "\n", truth
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)
 @given(case=moved_blocks())
 def test_a_moved_block_is_found_where_it_went_or_orphaned_never_elsewhere(case) -> None:
     anchor, text, truth = case

@@ -419,7 +419,7 @@ def secret_histories(draw):
     return marker, ops
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(history=secret_histories())
 def test_no_history_of_a_secret_annotation_puts_its_text_in_the_log(tmp_path_factory, history) -> None:
     marker, ops = history

@@ -1,12 +1,10 @@
-"""`code3 account export|import`: a key that holds funds as a passphrase-encrypted file (scrypt + AES-GCM)."""
+"""`code3 account export|import`: a key that holds funds as a passphrase-encrypted file (scrypt + AES-GCM).
+Through the CLI in a subprocess: tests/integration/test_key_export.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -96,22 +94,3 @@ def test_the_passphrase_comes_from_the_environment_or_a_prompt_never_an_argument
     answers = iter([PASS, "typo"])
     with pytest.raises(Code3Error):
         key_export.passphrase(True, env={}, interactive=True, prompt=lambda _: next(answers))
-
-
-def test_the_cli_round_trip_with_code3_passphrase(keys: Keystore, tmp_path: Path) -> None:
-    env = {**os.environ, "CODE3_PASSPHRASE": PASS, "CODE3_KEYSTORE": str(keys.directory)}
-
-    def code3(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "code3", *args, "--project", str(tmp_path)],
-                              env={**env, **extra}, capture_output=True, text=True)
-
-    out = tmp_path / "backup.code3key"
-    exported = code3("account", "export", "alice", "--out", str(out))
-    assert exported.returncode == 0, exported.stderr
-    assert PASS not in exported.stdout + exported.stderr
-    elsewhere = tmp_path / "elsewhere"
-    imported = code3("account", "import", str(out), "--name", "restored", CODE3_KEYSTORE=str(elsewhere))
-    assert imported.returncode == 0, imported.stderr
-    assert Keystore(elsewhere).load("restored").private_key_hex == keys.load("alice").private_key_hex
-    wrong = code3("account", "import", str(out), CODE3_KEYSTORE=str(tmp_path / "x"), CODE3_PASSPHRASE="nope-nope")
-    assert wrong.returncode == 1 and "code3: E_UNAUTHORIZED: " in wrong.stderr and "Traceback" not in wrong.stderr

@@ -1,10 +1,9 @@
-"""Directory scans: what is skipped and counted, broken files, the stat-keyed cache, parallel parsing."""
+"""Directory scans: what is skipped and counted, broken files, the stat-keyed cache (parallel parsing and a fresh
+interpreter's imports: tests/integration/test_skeleton_scan.py)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -184,23 +183,6 @@ def test_on_disk_cache_writes_only_changed_rows(project: Path, tmp_path_factory:
 def test_corrupt_cache_file_is_an_empty_cache(tmp_path: Path) -> None:
     bad = write(tmp_path, "cache.sqlite", b"not a database at all" * 100)
     assert len(SkeletonCache(bad)) == 0
-
-
-@pytest.mark.parametrize("executor", ["thread", "process"])
-def test_parallel_scan_matches_serial(executor: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ts_module, "PARALLEL_THRESHOLD", 2)
-    root = REPO / "tests" / "fixtures" / "code"
-    serial = TreeSitterCodeParser(workers=1).scan(root)
-    parallel = TreeSitterCodeParser(workers=2, executor=executor).scan(root)
-    assert parallel == serial
-    assert len(serial.files) >= 60
-
-
-def test_importing_the_package_does_not_load_tree_sitter() -> None:
-    code = ("import sys, adapters.code_parser, adapters.code_parser.port, adapters.code_parser.languages, "
-            "domain.skeleton; from adapters.code_parser import CodeParser; "
-            "assert not [m for m in sys.modules if m.startswith('tree_sitter')], sorted(sys.modules)")
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
 
 
 def test_the_port_is_satisfied() -> None:

@@ -48,7 +48,7 @@ def annotation_sets(draw):
     return items
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=annotation_sets(), budget=st.one_of(st.integers(200, 3000), st.integers(200, 200_000)),
        template=st.sampled_from(["concise", "detailed"]), include_internal=st.booleans())
 def test_stitch_keeps_its_promises_for_any_annotations_and_budget(items, budget, template, include_internal) -> None:

@@ -243,7 +243,7 @@ def check_invariants(ledger: LocalLedger, addresses: list[str], now: int, paid_e
     assert ledger.now() >= now, "the clock never moves back"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=prefix, ops=st.lists(operation, min_size=12, max_size=50))
 def test_any_sequence_of_calls_keeps_the_contracts_invariants(tmp_path_factory: Any, start: list[Any],
                                                               ops: list[Any]) -> None:
