@@ -28,8 +28,8 @@ from adapters.aptos_events import EventFollower
 from adapters.aptos_rest import FullnodeClient, NodeRejected, NodeUnavailable, rejection
 from adapters.ports import Receipt, Signer
 from adapters.retry import RetryBudgetSpent, RetryPolicy
-from domain.chain_events import ChainEvent
-from domain.contract import (
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import (
     DEFAULT_DEADLINE,
     MAX_PAGE,
     BountyState,
@@ -169,7 +169,7 @@ class AptosChain:
             "pr_url": pr_url, "commit_sha": commit_sha})
 
     def reject_submission(self, signer: Signer, bounty_id: str, worker: str, reason: int) -> Receipt:
-        """`reason`: a `domain.contract.Rejection` (any other u8 aborts INVALID_REASON on chain)."""
+        """`reason`: a `domain.bounties.contract.Rejection` (any other u8 aborts INVALID_REASON on chain)."""
         return self._transact(signer, "reject_submission", {
             "bounty_id": _u64_id(bounty_id), "worker": _address(worker), "reason": _u8("reason", reason)})
 
@@ -220,7 +220,7 @@ class AptosChain:
     def link_account(self, signer: Signer, forge_user_id: int, login: str, account: str, public_key: bytes,
                      signature: bytes) -> Receipt:
         """`public_key` / `signature`: the ed25519 key of `account` and its signature of
-        `domain.links.link_message(forge_user_id, account)` (checked on chain)."""
+        `domain.bounties.links.link_message(forge_user_id, account)` (checked on chain)."""
         return self._transact(signer, "link_account", {
             "forge_user_id": u64_arg("forge_user_id", forge_user_id), "login": login, "account": _address(account),
             "public_key": bytes(public_key), "signature": bytes(signature)})

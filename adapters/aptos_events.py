@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.aptos_abi import NO_ACCOUNT, MoveAbi, normalize_address
-from domain.chain_events import ChainEvent
+from domain.bounties.chain_events import ChainEvent
 
 PAGE = 100  # the fullnode's largest page of events
 _CONCURRENT_READS = 8

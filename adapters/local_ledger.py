@@ -2,7 +2,7 @@
 
 Persisted in one SQLite file so that it survives restarts and is shared by every process of a project. It
 plays both parts the Aptos adapter does: the client that builds and signs a transaction with the acting key,
-and the node that verifies the signature and sequence number, executes the contract (`domain.contract`) and
+and the node that verifies the signature and sequence number, executes the contract (`domain.bounties.contract`) and
 records the transaction and its events under a new version. The Move module's tables (contest entrants,
 contributions, nonces, links, settled PRs) are tables here; the rules get from them what the module reads.
 """
@@ -21,12 +21,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from adapters.keystore import address_of, public_key_of, verify
 from adapters.ports import Receipt, Signer
 from adapters.sql import Cursor, SqlDb
-from domain import contract
+from domain.bounties import contract
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import BountyState, ChainConfig, ContractAbort, Emitted, mode_arg, u64_arg
+from domain.bounties.links import link_message
 from domain.canonical import canonical_json
-from domain.chain_events import ChainEvent
-from domain.contract import BountyState, ChainConfig, ContractAbort, Emitted, mode_arg, u64_arg
 from domain.errors import Code, Code3Error
-from domain.links import link_message
 
 ESCROW = "0xc0de3"  # the contract's own account, holding escrowed funds (no key signs for it)
 NO_ADDRESS = "0x" + "0" * 64

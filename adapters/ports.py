@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from domain.chain_events import ChainEvent
-from domain.contract import BountyState, ChainConfig
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import BountyState, ChainConfig
 
 
 @dataclass(frozen=True)

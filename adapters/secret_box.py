@@ -30,7 +30,7 @@ KEY_BYTES = 32
 
 
 class SecretBox:
-    """Implements domain.annotation.Sealer. Builds nothing until the first seal or open."""
+    """Implements domain.knowledge.annotation.Sealer. Builds nothing until the first seal or open."""
 
     def __init__(self, directory: Path, key_file: str = KEY_FILE) -> None:
         self.path = Path(directory) / key_file

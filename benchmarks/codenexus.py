@@ -31,9 +31,9 @@ from typing import Any
 from adapters.event_store import open_store
 from adapters.sql import SqlDb
 from benchmarks.report import Row, format_table, percentile
-from domain.file_meta import RELATIONSHIP_TYPES, FileMeta
-from projections import codenexus
-from projections.codenexus import grams
+from domain.knowledge.file_meta import RELATIONSHIP_TYPES, FileMeta
+from projections.knowledge import codenexus
+from projections.knowledge.codenexus import grams
 
 FILES = int(os.environ.get("FILES", "100000"))
 CALLS = int(os.environ.get("CALLS", "2000"))

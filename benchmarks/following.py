@@ -22,7 +22,7 @@ from adapters.event_store import read_log
 from adapters.sql import SqlDb, open_db
 from benchmarks.projections import build_log
 from benchmarks.report import Row
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.runner import PAGE, _apply_page, follow
 from projections.versions import ready
 

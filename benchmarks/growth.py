@@ -44,8 +44,8 @@ from adapters.git import commit_all, git
 from benchmarks.seed_store import REPO, World, open_world, seed
 from code3 import wiring
 from mcp_tools.lifecycle import audit, publish, settle, work
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 from scheduler.worker import run_worker
 

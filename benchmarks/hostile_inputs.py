@@ -47,7 +47,7 @@ def _repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:
 
 
 def _spec_parse(text: str) -> Any:
-    from domain.spec_document import SpecFormatError, parse
+    from domain.knowledge.spec_document import SpecFormatError, parse
     try:
         return parse(text)
     except SpecFormatError as exc:
@@ -55,7 +55,7 @@ def _spec_parse(text: str) -> Any:
 
 
 def _meta(text: str) -> Any:
-    from domain.metadata import IssueMetadata
+    from domain.bounties.metadata import IssueMetadata
     try:
         return IssueMetadata.from_body(text)
     except ValueError as exc:
@@ -63,7 +63,7 @@ def _meta(text: str) -> Any:
 
 
 def _strip(text: str) -> str:
-    from domain.metadata import strip_block
+    from domain.bounties.metadata import strip_block
     return strip_block(text)
 
 
@@ -73,7 +73,7 @@ def _artifacts(text: str) -> dict[str, str]:
 
 
 def _short_name(text: str) -> str:
-    from domain.spec import short_name
+    from domain.bounties.spec import short_name
     return short_name(text)
 
 

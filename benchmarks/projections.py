@@ -14,9 +14,9 @@ from pathlib import Path
 from adapters.event_store import EventStore, open_store
 from adapters.sql import SqlDb
 from benchmarks.report import Row
-from domain.bounty import Bounty
-from domain.chain_events import ChainEvent
-from projections.board import BountyBoard
+from domain.bounties.bounty import Bounty
+from domain.bounties.chain_events import ChainEvent
+from projections.bounties.board import BountyBoard
 from projections.replay import replay_aggregates
 from projections.runner import follow
 

@@ -14,7 +14,7 @@ Oracles:
 - Rust: no tool of the language answers offline (rustdoc's JSON needs a nightly compiler and the crate's
   dependencies), so the fixtures in SERDE are checked by hand against serde 1.0.152's sources (see there);
 - drift: scripted edits of a temporary copy (exported functions removed, signatures changed — a parameter
-  added —, types added), compared by reverse-spec's machinery (domain.drift.compare) with what the script did;
+  added —, types added), compared by reverse-spec's machinery (domain.knowledge.drift.compare) with what the script did;
   for Go, added and removed are what go/parser sees before and after the edits.
 Targets (issue 19): ≥ 0.98 export recall and precision, ≥ 0.95 member recall and edge recall/precision,
 ≥ 0.95 drift precision and recall for added, removed and changed.
@@ -43,8 +43,8 @@ from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
 from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
 from benchmarks.realcode_scoring import api_rows, drift_rows, log, ratio  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
-from domain.drift import compare  # noqa: E402
-from domain.skeleton import Export, MergedSkeleton  # noqa: E402
+from domain.knowledge.drift import compare  # noqa: E402
+from domain.knowledge.skeleton import Export, MergedSkeleton  # noqa: E402
 
 CORPUS = CORPUS_ROOT / "debian"
 GO_PACKAGES = ("cobra-1.6.1",)

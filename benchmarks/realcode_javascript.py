@@ -36,7 +36,7 @@ Oracles:
   (tests/tools/ts_class_members.js: statics and parameter properties included, constructors not).
 - Drift express 4.22.3 → 5.3.0, names only: the exports Node lists per file added and removed between the two
   releases (re-exporting files left out: their names are the other file's), against the added and removed
-  exports of domain.drift.compare on the two skeletons.
+  exports of domain.knowledge.drift.compare on the two skeletons.
 Targets (issue 19): ≥ 0.98 export recall and precision, ≥ 0.95 member recall and edge recall/precision, ≥ 0.95
 drift precision and recall for added and removed exports.
 """
@@ -61,8 +61,8 @@ from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
 from benchmarks.realcode_scoring import MEMBER_TARGET, api_rows, drift_rows, log, ratio  # noqa: E402
 from benchmarks.realcode_scoring import target_row as _target  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
-from domain.drift import compare  # noqa: E402
-from domain.skeleton import MergedSkeleton  # noqa: E402
+from domain.knowledge.drift import compare  # noqa: E402
+from domain.knowledge.skeleton import MergedSkeleton  # noqa: E402
 
 CORPUS = CORPUS_ROOT / "npm"
 TOOLS = ROOT / "tests" / "tools"

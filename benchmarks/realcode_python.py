@@ -41,8 +41,8 @@ from adapters.code_parser.treesitter import TreeSitterCodeParser  # noqa: E402
 from benchmarks.realcode_scoring import CORPUS as CORPUS_ROOT  # noqa: E402
 from benchmarks.realcode_scoring import DRIFT_TARGET, api_rows, drift_rows, log, ratio, target_row  # noqa: E402
 from benchmarks.report import Row, format_table  # noqa: E402
-from domain.drift import compare  # noqa: E402
-from domain.skeleton import Export, MergedSkeleton  # noqa: E402
+from domain.knowledge.drift import compare  # noqa: E402
+from domain.knowledge.skeleton import Export, MergedSkeleton  # noqa: E402
 
 CORPUS = CORPUS_ROOT / "python"
 CI_PACKAGES = ("click-8.1.8", "click-8.2.1")

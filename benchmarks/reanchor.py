@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from domain.anchor import Anchor, reanchor
-from domain.stitch import StitchItem, stitch
+from domain.knowledge.anchor import Anchor, reanchor
+from domain.knowledge.stitch import StitchItem, stitch
 
 NAMES = ["user", "order", "item", "total", "count", "path", "node", "tree", "cache", "value", "index", "result",
          "buffer", "config", "session", "request", "response", "token", "limit", "offset", "page", "entry", "key"]

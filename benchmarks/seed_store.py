@@ -43,18 +43,18 @@ from adapters.ports import Signer
 from adapters.tracking import PROCESS_OWNER, NamedCursor, track
 from code3.settings import Settings
 from code3.wiring import build_services, record_resolver
-from domain.bounty import Bounty
+from domain.bounties.bounty import Bounty
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
+from domain.bounties.index import Index
+from domain.bounties.issue import Issue
+from domain.bounties.links import link_message
 from domain.canonical import canonical_json, sha256_hex
 from domain.canonical import issue_hash as compute_issue_hash
-from domain.chain_events import ChainEvent
-from domain.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
-from domain.index import Index
-from domain.issue import Issue
-from domain.links import link_message
 from mcp_tools.lifecycle.chain_sync import CURSOR
 from mcp_tools.lifecycle.publish import _metadata, chain_name
 from mcp_tools.services import Services
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 
 REPO = "alice/growth"

@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from adapters.event_store import EventStore, _created, store_env
-from domain.bounty import Bounty
-from domain.chain_events import ChainEvent
-from domain.file_meta import FileMeta
-from domain.issue import Issue
+from domain.bounties.bounty import Bounty
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.issue import Issue
+from domain.knowledge.file_meta import FileMeta
 
 LOADS = 5
 WORKER = "0x" + "b0" * 32

@@ -83,8 +83,8 @@ def fill_board(views: Any, rows: int) -> None:
     """`rows` bounties straight into the board's tables (and the outcomes and running sums beside them), in the mix
     of states the seeding tool writes (of every 20: 2 open, 1 started, 1 submitted, 1 cooling, 7 paid, 8 cancelled;
     one cancellation in 97 disputed), 20 repositories, a third exclusive; PostgreSQL's statistics refreshed."""
-    from projections.board import BountyBoard
-    from projections.board_outcomes import BoardOutcomes
+    from projections.bounties.board import BountyBoard
+    from projections.bounties.board_outcomes import BoardOutcomes
     from projections.versions import ready
 
     ready(views, BountyBoard)
@@ -173,7 +173,7 @@ def main() -> None:
 
     services = build_services(Settings(project=Path(args.project).resolve(), database_url=args.database_url))
     try:
-        from projections.board import count
+        from projections.bounties.board import count
 
         rows = count(services.views)
         p50, p99 = board_page_times(services, args.n)

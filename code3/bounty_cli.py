@@ -77,7 +77,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _share(args: argparse.Namespace) -> int:
-    from domain.contract import BPS
+    from domain.bounties.contract import BPS
     from domain.errors import Code, Code3Error
 
     if args.pay:
@@ -92,11 +92,11 @@ def _share(args: argparse.Namespace) -> int:
 
 def show(s: Any, bounty_id: str) -> dict[str, Any]:
     """The bounty as the log mirrors it (synced with the chain first), amounts with their human value."""
-    from domain.amounts import display
-    from domain.contract import Status
-    from domain.issue import Issue
+    from domain.bounties.amounts import display
+    from domain.bounties.contract import Status
+    from domain.bounties.issue import Issue
     from mcp_tools.lifecycle.chain_record import require_bounty
-    from projections import board
+    from projections.bounties import board
 
     b = require_bounty(s, bounty_id)
     links = {link["account"]: link["login"] for link in board.links(s.views)}

@@ -69,7 +69,7 @@ def cmd_account(args: argparse.Namespace) -> int:
             print(f"{name}\t{keystore.load(name).address}")
     elif args.action == "fund":
         from code3.wiring import ledger
-        from domain.amounts import display
+        from domain.bounties.amounts import display
         from domain.values import parse_amount
 
         amount = parse_amount(args.amount)  # checked before anything is opened: a refusal writes nothing
@@ -125,8 +125,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 def _readable(bounty: dict[str, Any]) -> dict[str, Any]:
     """A ledger bounty as people read it: mode and status by name, the amount's human value beside it."""
-    from domain.amounts import display
-    from domain.contract import Mode, Status
+    from domain.bounties.amounts import display
+    from domain.bounties.contract import Mode, Status
 
     return {**bounty, "mode": Mode(bounty["mode"]).label, "status": Status(bounty["status"]).name.lower(),
             "amount_display": display(bounty["amount"], bounty["asset"])}

@@ -163,7 +163,7 @@ def diagnose(settings: Settings) -> list[Check]:
         return detail
 
     def payouts() -> str:
-        from domain.contract import Status
+        from domain.bounties.contract import Status
         from projections.operations import OVERDUE_AFTER_S
 
         snap, now, bounties = operations()

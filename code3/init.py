@@ -157,7 +157,7 @@ def init_project(settings: Settings, funds: int = DEFAULT_FUNDS, repo: str | Non
 
 
 def report(result: InitResult) -> str:
-    from domain.amounts import with_units
+    from domain.bounties.amounts import with_units
 
     funds = (f"{with_units(result.balance, result.asset)} on the embedded ledger"
              if result.balance is not None else "not funded (a real chain: fund the account from a wallet)")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.home import code3_home
-from domain.contract_terms import DEFAULT_COOLING_PERIOD, MAX_COOLING_PERIOD
+from domain.bounties.contract_terms import DEFAULT_COOLING_PERIOD, MAX_COOLING_PERIOD
 from domain.errors import Code, Code3Error
 
 FORGES = ("local", "github")

@@ -11,7 +11,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import Field, Strict
 
-from domain.js_number import js_number
+from domain.knowledge.js_number import js_number
 from mcp_tools.declare import tool
 
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]  # a JSON number; "5" and true are refused

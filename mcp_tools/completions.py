@@ -31,8 +31,8 @@ def feature_ids(s: Any, typed: str, resolved: dict[str, str]) -> Iterable[str]:
 
 def _board(s: Any, column: str, typed: str) -> list[str]:
     """The board's values of `column` starting with `typed`: one indexed page (the store's size does not matter)."""
-    from projections.board import BountyBoard
-    from projections.board_prefix import starting_with
+    from projections.bounties.board import BountyBoard
+    from projections.bounties.board_prefix import starting_with
     from projections.runner import follow
 
     follow(s.store, s.views, BountyBoard())  # read our own writes

@@ -11,7 +11,7 @@ from adapters.llm.port import LLM
 from adapters.paths import ProjectPaths
 from adapters.ports import Chain, Forge, Signer, SpecWriter
 from adapters.sql import SqlDb
-from domain.annotation import Sealer
+from domain.knowledge.annotation import Sealer
 
 
 @dataclass

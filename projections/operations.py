@@ -16,9 +16,9 @@ from eventsourcing.application import Application
 from adapters.sql import SqlDb
 from adapters.tracking import alive, db_now, ensure_tracking
 from adapters.webhook_inbox import SCHEMA as INBOX
-from domain.contract import BountyState, Status
-from projections import board
-from projections.board import BountyBoard
+from domain.bounties.contract import BountyState, Status
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.failures import health
 from projections.versions import DEAD_LETTERS, ready
 

@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from adapters.tracking import Leases, default_owner
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from domain.errors import Code, Code3Error
 from mcp_tools.lifecycle import settle
 from mcp_tools.services import Services
-from projections import board
+from projections.bounties import board
 
 log = logging.getLogger("code3.scheduler")
 SCHEDULE_HORIZON_S = 600.0  # cooling periods ending within this are scheduled as date jobs (re-read every tick)

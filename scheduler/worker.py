@@ -24,8 +24,8 @@ from mcp_tools.lifecycle.forge_mirror import ForgeMirror
 from mcp_tools.lifecycle.merge_watch import MergeWatch
 from mcp_tools.lifecycle.webhook import retry_due
 from mcp_tools.services import Services
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import Runner
 from scheduler.payouts import Payouts, expire, schedule_all
 

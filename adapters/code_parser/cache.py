@@ -20,7 +20,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
-from domain.skeleton import Export, FileSkeleton, Import
+from domain.knowledge.skeleton import Export, FileSkeleton, Import
 
 
 @dataclass(slots=True)

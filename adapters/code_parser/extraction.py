@@ -9,7 +9,7 @@ import logging
 from adapters.code_parser.grammars import parser
 from adapters.code_parser.languages import GRAMMARS, extractor, preparer
 from adapters.code_parser.source import Source, parse_errors
-from domain.skeleton import FileSkeleton
+from domain.knowledge.skeleton import FileSkeleton
 
 log = logging.getLogger(__name__)
 

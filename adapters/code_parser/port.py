@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from domain.skeleton import FileSkeleton, MergedSkeleton
+from domain.knowledge.skeleton import FileSkeleton, MergedSkeleton
 
 
 class OutsideRoot(ValueError):

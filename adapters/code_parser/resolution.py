@@ -13,7 +13,7 @@ import posixpath
 from typing import Any
 
 from adapters.code_parser.languages import LANGUAGES, resolver
-from domain.skeleton import FileSkeleton, Import
+from domain.knowledge.skeleton import FileSkeleton, Import
 
 
 class ProjectIndex:

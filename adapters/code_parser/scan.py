@@ -1,6 +1,6 @@
 """Walking a directory for source files: .gitignore (nested too), vendored, generated, binary, oversized.
 
-Skipped paths are counted by reason (domain.skeleton.SkipReason). A pruned directory (vendored or
+Skipped paths are counted by reason (domain.knowledge.skeleton.SkipReason). A pruned directory (vendored or
 gitignored) counts once. Files of an unknown extension count as "unsupported". Reading a file's head
 (binary and generated checks) happens in `read_source`, in the worker that parses it.
 """

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 Node = Any  # tree_sitter.Node (not imported here: tree_sitter loads lazily)
 Extractor = Callable[["Source", Node], tuple[list[Export], list[Import]]]

@@ -15,7 +15,7 @@ from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLang
 from adapters.code_parser.resolution import ProjectIndex, resolve_imports
 from adapters.code_parser.scan import MAX_BYTES, Candidate, classify_content, list_sources
 from adapters.paths import in_context
-from domain.skeleton import FileSkeleton, MergedSkeleton
+from domain.knowledge.skeleton import FileSkeleton, MergedSkeleton
 
 # Below this many files to parse, a pool costs more than it saves.
 PARALLEL_THRESHOLD = 48

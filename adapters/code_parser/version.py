@@ -18,7 +18,7 @@ _HERE = Path(__file__).resolve().parent
 @cache
 def parser_version() -> str:
     digest = hashlib.sha256()
-    sources = [*sorted(_HERE.rglob("*.py")), _HERE.parent.parent / "domain" / "skeleton.py"]
+    sources = [*sorted(_HERE.rglob("*.py")), _HERE.parent.parent / "domain" / "knowledge" / "skeleton.py"]
     for source in sources:
         name = source.relative_to(_HERE).as_posix() if source.is_relative_to(_HERE) else source.name
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from domain.skeleton import Export, MergedSkeleton, normalize_signature
+from domain.knowledge.skeleton import Export, MergedSkeleton, normalize_signature
 
 MODEL = "offline"
 WARNING = ("offline writer: no ANTHROPIC_API_KEY, so the spec was written from the AST skeleton only "

@@ -41,7 +41,7 @@ def _strip_fence(text: str) -> str:
 def project_skeleton(root: Path, limit_chars: int = 40_000) -> str:
     """The project's API as compact text (docs left out), cut at `limit_chars`; empty when nothing parses."""
     from adapters.code_parser import TreeSitterCodeParser
-    from domain.skeleton_text import skeleton_text
+    from domain.knowledge.skeleton_text import skeleton_text
 
     try:
         merged = TreeSitterCodeParser(executor="thread").scan(root)

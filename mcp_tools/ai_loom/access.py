@@ -22,13 +22,13 @@ from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
-from domain.annotation import Annotation, Sealer
-from domain.annotation_rules import parse_ann_id
 from domain.errors import Code
+from domain.knowledge.annotation import Annotation, Sealer
+from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.ai_loom.errors import LoomError
 from mcp_tools.ai_loom.reading import ReadBudget
 from mcp_tools.services import Services
-from projections.annotations import AnnotationIndex
+from projections.knowledge.annotations import AnnotationIndex
 from projections.runner import follow
 
 SAVE_ATTEMPTS = 25  # optimistic-concurrency retries of one write (racing edits of one annotation)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.annotation import Annotation
-from domain.annotation_rules import parse_ann_id
+from domain.knowledge.annotation import Annotation
+from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.services import Services
-from projections import annotations as store_rows
-from projections.annotations import AnnotationIndex
+from projections.knowledge import annotations as store_rows
+from projections.knowledge.annotations import AnnotationIndex
 from projections.runner import follow
 
 

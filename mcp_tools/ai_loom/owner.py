@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.annotation import Annotation
+from domain.knowledge.annotation import Annotation
 from mcp_tools.ai_loom import access
 from mcp_tools.ai_loom.errors import loom_errors
 from mcp_tools.services import Services

@@ -1,7 +1,7 @@
 """How much re-anchoring a read may do, so a read answers within a second whatever the files.
 
 A read (list_contexts, get_context, stitch) shows each annotation's current best anchor without recording
-it. The cheap cases are always settled (domain/anchor.py `quick`: file gone, digest unchanged, the quote
+it. The cheap cases are always settled (domain/knowledge/anchor.py `quick`: file gone, digest unchanged, the quote
 and its context verbatim at the same lines). A full search costs about the file's size plus twenty times
 the quote's (`search_cost`); a read spends at most SEARCH_CHARS of that, and starts no search after
 SEARCH_SECONDS; after READ_SECONDS it opens no more files. An anchor left over is answered `stale`, at the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from domain.anchor import Anchor, AnchorResult, file_digest, quick, reanchor, search_cost, split_lines, stale
+from domain.knowledge.anchor import Anchor, AnchorResult, file_digest, quick, reanchor, search_cost, split_lines, stale
 
 SEARCH_CHARS = 2_000_000
 """Search work per read, in characters of file (about 0.3 s on the benchmark machine: one 60 000-line file)."""

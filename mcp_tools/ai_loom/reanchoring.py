@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from domain.anchor import file_digest
-from domain.annotation import Annotation
+from domain.knowledge.anchor import file_digest
+from domain.knowledge.annotation import Annotation
 from mcp_tools.ai_loom import access
 from mcp_tools.services import Services
-from projections import annotations as store_rows
+from projections.knowledge import annotations as store_rows
 
 
 def verify_all(s: Services) -> dict[str, int]:

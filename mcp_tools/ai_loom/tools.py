@@ -21,11 +21,11 @@ from pydantic import Field
 
 from adapters.private_files import read_or_create_private
 from adapters.redact import redact
-from domain.anchor import Anchor
-from domain.annotation import Annotation, Sealer
-from domain.annotation_rules import DEFAULT_PRIORITY, check_client_key, format_ann_id
 from domain.errors import Code
-from domain.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, StitchItem, stitch
+from domain.knowledge.anchor import Anchor
+from domain.knowledge.annotation import Annotation, Sealer
+from domain.knowledge.annotation_rules import DEFAULT_PRIORITY, check_client_key, format_ann_id
+from domain.knowledge.stitch import MAX_CHARS_DEFAULT, MAX_CHARS_MIN, StitchItem, stitch
 from mcp_tools import answer_size
 from mcp_tools.ai_loom import access
 from mcp_tools.ai_loom.answers import AnnotationView, DeleteAnswer, ListAnswer, StitchAnswer
@@ -33,7 +33,7 @@ from mcp_tools.ai_loom.errors import LoomError, loom_errors
 from mcp_tools.ai_loom.reading import UNREAD, ReadBudget
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
-from projections import annotations as store_rows
+from projections.knowledge import annotations as store_rows
 
 READ = ("ai-loom",)
 MAX_PAGE = 200

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import Field, WithJsonSchema
 
 from adapters.redact import redact
-from domain.file_meta import MetaRefused
+from domain.knowledge.file_meta import MetaRefused
 
 PROFILES = ("codenexus",)
 

@@ -16,9 +16,9 @@ from adapters.event_store import Change
 from adapters.git import GitError, git
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.private_files import write_private
-from domain.file_meta import FileMeta, FilePath, NexusBaseline
+from domain.knowledge.file_meta import FileMeta, FilePath, NexusBaseline
 from mcp_tools.services import Services
-from projections import codenexus
+from projections.knowledge import codenexus
 
 MAX_PATH = 1024
 

@@ -16,15 +16,15 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from adapters.paths import PathRefused, ProjectPaths
-from domain.file_meta import FileMeta
-from domain.skeleton import Import
+from domain.knowledge.file_meta import FileMeta
+from domain.knowledge.skeleton import Import
 from mcp_tools.codenexus.answers import DeriveAnswer
 from mcp_tools.codenexus.arguments import PROFILES
 from mcp_tools.codenexus.context import file_change, fresh, locate, project_paths, save
 from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
-from projections import codenexus_queries as index
+from projections.knowledge import codenexus_queries as index
 
 DERIVED = "derived from the code: {specifier}"
 REASONS = ("external", "not_found", "outside_root", "dynamic", "refused")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from adapters.event_store import Change
-from domain.file_meta import (
+from domain.knowledge.file_meta import (
     MAX_TAG_DESCRIPTION,
     RELATIONSHIP_TYPES,
     FileMeta,

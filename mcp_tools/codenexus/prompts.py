@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from domain.file_meta import MetaRefused
+from domain.knowledge.file_meta import MetaRefused
 from mcp_tools.codenexus.context import fresh, known_path
 from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.codenexus.resources import file_relationships
 from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
-from projections import codenexus_queries as index
+from projections.knowledge import codenexus_queries as index
 
 NONE = "（无）"
 TOP = 10

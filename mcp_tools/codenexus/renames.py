@@ -14,7 +14,7 @@ from typing import Any
 
 from adapters.event_store import Change
 from adapters.git import GitError, git
-from domain.file_meta import FileMeta, FilePath, MetaRefused, NexusBaseline
+from domain.knowledge.file_meta import FileMeta, FilePath, MetaRefused, NexusBaseline
 from mcp_tools import answer_size
 from mcp_tools.codenexus.answers import Move, SyncAnswer
 from mcp_tools.codenexus.arguments import PROFILES
@@ -22,7 +22,7 @@ from mcp_tools.codenexus.context import fresh, project_id
 from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.declare import tool
 from mcp_tools.services import Services
-from projections import codenexus_queries as index
+from projections.knowledge import codenexus_queries as index
 
 
 def renames(root: Any, since: str) -> list[tuple[str, str]]:

@@ -7,12 +7,12 @@ import hashlib
 from typing import Any
 
 from adapters.paths import PathRefused
-from domain.file_meta import default_color
+from domain.knowledge.file_meta import default_color
 from mcp_tools.codenexus.context import fresh, iso_z, known_path, project_paths
 from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
-from projections import codenexus_queries as index
+from projections.knowledge import codenexus_queries as index
 
 MAX_LISTED = 200  # relationships per direction in a resource
 MAX_TAGS = 1000

@@ -51,7 +51,7 @@ def changed_uris(s: Services, start: int) -> tuple[int, list[str], bool]:
     """The URIs changed by CodeNexus events after log position `start`: (new position, URIs, whether the
     set of files with metadata changed). The family is imported here, on the first poll, not at start-up."""
     from adapters.event_store import read_log
-    from domain.file_meta import FileMeta, Tag
+    from domain.knowledge.file_meta import FileMeta, Tag
     from mcp_tools.codenexus.context import fresh
 
     events = read_log(s.store, start + 1, PAGE)

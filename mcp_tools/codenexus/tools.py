@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from domain.file_meta import (
+from domain.knowledge.file_meta import (
     MAX_COMMENT,
     MAX_DESCRIPTION,
     RELATIONSHIP_TYPES,
@@ -46,7 +46,7 @@ from mcp_tools.codenexus.errors import jsonrpc_errors
 from mcp_tools.declare import tool
 from mcp_tools.dialects import FILE_NOT_FOUND, nexus_error
 from mcp_tools.services import Services
-from projections import codenexus_queries as index
+from projections.knowledge import codenexus_queries as index
 
 MAX_QUERY = 500
 MAX_TERMS = 10

@@ -13,16 +13,17 @@ from uuid import UUID
 
 from adapters.event_store import iter_log
 from adapters.sql import SqlDb
-from domain.bounty import Bounty
+from domain.bounties.bounty import Bounty
+from domain.bounties.issue import Issue
+from domain.bounties.metadata import IssueMetadata
+from domain.bounties.spec import FEATURE_ID, Spec
 from domain.errors import Code, Code3Error
-from domain.generated_spec import GeneratedSpec
-from domain.issue import Issue
-from domain.metadata import IssueMetadata
-from domain.spec import FEATURE_ID, Spec
+from domain.knowledge.generated_spec import GeneratedSpec
 from mcp_tools.lifecycle.chain_record import lookup
 from mcp_tools.services import Services
-from projections import audit_log, board
-from projections.board import BountyBoard
+from projections import audit_log
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.replay import state_of
 from projections.runner import dead_letters, follow
 

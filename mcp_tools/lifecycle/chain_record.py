@@ -10,12 +10,12 @@ from uuid import UUID
 
 from adapters.event_store import Change, EventStore
 from adapters.ports import Forge, Receipt
-from domain.bounty import Bounty
-from domain.chain_events import ChainEvent
-from domain.contract import ABORT_CODES, STATUS_LABELS, Abort, BountyState, ContractAbort, Status, state_label
+from domain.bounties.bounty import Bounty
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import ABORT_CODES, STATUS_LABELS, Abort, BountyState, ContractAbort, Status, state_label
+from domain.bounties.index import Index
+from domain.bounties.issue import Issue
 from domain.errors import Code, Code3Error
-from domain.index import Index
-from domain.issue import Issue
 from mcp_tools.services import Services
 
 HINTS: dict[Abort, str] = {

@@ -12,8 +12,8 @@ import time
 
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
-from domain.bounty import Bounty
-from domain.contract import BountyState
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import BountyState
 from domain.errors import present
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.lifecycle.identity import record_links

@@ -18,10 +18,10 @@ from typing import Any
 
 from adapters.ports import Forge
 from adapters.sql import Cursor
-from domain.amounts import with_units
-from domain.bounty import Bounty
-from domain.contract import Rejection, Status
-from domain.issue import Issue
+from domain.bounties.amounts import with_units
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Rejection, Status
+from domain.bounties.issue import Issue
 from mcp_tools.lifecycle.chain_record import reflect_labels
 from projections.failures import NotYet
 

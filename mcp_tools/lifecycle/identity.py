@@ -1,7 +1,7 @@
 """Identity links, the worker's side and the log's: the statement a worker publishes so that its PRs can be paid,
 and the recording of the chain's `AccountLinked` events.
 
-A worker publishes one statement (domain.links) as a comment written with its own forge account, signed by its own
+A worker publishes one statement (domain.bounties.links) as a comment written with its own forge account, signed by its
 key; the resolver links it the first time it needs to (resolver.author_address), or at once when asked
 (`code3 account link`). Nothing here moves money.
 """
@@ -12,10 +12,10 @@ from typing import Any
 
 from adapters.event_store import Change
 from adapters.keystore import public_key_of, sign
-from domain.chain_events import ChainEvent
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.identity_link import AccountLink
+from domain.bounties.links import LinkStatement, link_message
 from domain.errors import Code, Code3Error
-from domain.identity_link import AccountLink
-from domain.links import LinkStatement, link_message
 from mcp_tools.lifecycle.chain_record import chain_read
 from mcp_tools.services import Services
 

@@ -14,12 +14,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from domain.contract import Status
+from domain.bounties.contract import Status
 from domain.errors import Code3Error
 from mcp_tools.lifecycle import resolver
 from mcp_tools.lifecycle.chain_record import chain_read
 from mcp_tools.services import Services
-from projections import board
+from projections.bounties import board
 
 log = logging.getLogger("code3.merge_watch")
 ServicesFor = Callable[[str | None], Services | None]

@@ -21,14 +21,14 @@ from adapters.files import recover
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from adapters.tracking import PROCESS_OWNER, alive
-from domain.amounts import display
+from domain.bounties.amounts import display
+from domain.bounties.contract import MAX_HOLD_SECONDS, Mode
+from domain.bounties.issue import Issue
+from domain.bounties.metadata import BountyMeta, IssueMetadata, replace_block
+from domain.bounties.spec import Spec, count_tasks
 from domain.canonical import issue_hash as compute_issue_hash
 from domain.canonical import sha256_hex
-from domain.contract import MAX_HOLD_SECONDS, Mode
 from domain.errors import Code, Code3Error, present
-from domain.issue import Issue
-from domain.metadata import BountyMeta, IssueMetadata, replace_block
-from domain.spec import Spec, count_tasks
 from domain.values import parse_amount, parse_duration, parse_repo
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PublishAnswer

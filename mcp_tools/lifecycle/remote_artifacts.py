@@ -23,8 +23,8 @@ from pydantic import ConfigDict, Field, with_config
 
 from adapters.local_forge import parse_url
 from adapters.ports import Comment, IssueRef
+from domain.bounties.metadata import IssueMetadata, strip_block
 from domain.errors import Code, Code3Error
-from domain.metadata import IssueMetadata, strip_block
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services

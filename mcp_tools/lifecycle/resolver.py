@@ -12,8 +12,8 @@ forge, by the bounty's resolver, before money moves:
 - a merged PR settles one bounty only: the chain records its (repository id, number) and refuses it for another.
 
 An author not linked yet is looked for in the comments of the PR and of the bounty's issue: a link statement
-(domain.links) written by that forge account and never edited, signed by the address's key, is recorded on chain
-(the chain checks the signature). Until then the submission waits: nobody is paid for an unlinked author's PR.
+(domain.bounties.links) written by that forge account and never edited, signed by the address's key, is recorded
+on chain (the chain checks the signature). Until then the submission waits: nobody is paid for an unlinked author's PR.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 
 from adapters.keystore import verify
 from adapters.ports import PullRequest
-from domain import contract
-from domain.bounty import LIVE, Bounty
-from domain.contract import Rejection, Status
+from domain.bounties import contract
+from domain.bounties.bounty import LIVE, Bounty
+from domain.bounties.contract import Rejection, Status
+from domain.bounties.issue import Issue
+from domain.bounties.links import LinkStatement, find_statement, link_message
 from domain.errors import Code, Code3Error
-from domain.issue import Issue
-from domain.links import LinkStatement, find_statement, link_message
 from mcp_tools.lifecycle.chain_record import chain_read, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.lifecycle.identity import record_links
 from mcp_tools.services import Services

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import contract
-from domain.amounts import display
-from domain.bounty import Bounty
-from domain.contract import BPS, Status
+from domain.bounties import contract
+from domain.bounties.amounts import display
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import BPS, Status
 from domain.errors import Code, Code3Error, present
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle import resolver
 from mcp_tools.lifecycle.answers import ClaimAnswer
 from mcp_tools.lifecycle.chain_record import chain_read, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.services import Services
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 
 

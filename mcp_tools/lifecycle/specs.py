@@ -15,9 +15,9 @@ from pydantic import Field
 
 from adapters.files import recover, replace_dir
 from adapters.paths import ProjectPaths
+from domain.bounties.spec import Spec, count_tasks, feature_number, next_number, short_name
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error, present
-from domain.spec import Spec, count_tasks, feature_number, next_number, short_name
 from domain.values import parse_feature_id
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PlanAnswer, SpecifyAnswer, TasksAnswer

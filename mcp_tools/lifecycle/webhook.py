@@ -24,8 +24,8 @@ from adapters.webhook_inbox import Inbox
 from domain.errors import Code, Code3Error, present
 from mcp_tools.lifecycle import settle
 from mcp_tools.services import Services
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 
 log = logging.getLogger("code3.webhook")

@@ -15,12 +15,12 @@ from adapters.files import locked
 from adapters.git import commit_all, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from adapters.private_files import private_dir
-from domain import contract
-from domain.contract import STATUS_LABELS, Status
+from domain.bounties import contract
+from domain.bounties.contract import STATUS_LABELS, Status
+from domain.bounties.issue import Issue
+from domain.bounties.metadata import strip_block
+from domain.bounties.spec import branch_name
 from domain.errors import Code, Code3Error, present
-from domain.issue import Issue
-from domain.metadata import strip_block
-from domain.spec import branch_name
 from domain.values import parse_branch
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import (
@@ -35,8 +35,8 @@ from mcp_tools.lifecycle.answers import (
 from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 
 TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")

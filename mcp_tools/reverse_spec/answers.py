@@ -49,7 +49,7 @@ class MergedSummary(TypedDict):
     hash: str  # over the files' content hashes
     skeletonHash: str  # over the API surface
     files: int
-    exports: int  # API exports: test files' are left out (domain/module_scope.py), as from skeletonHash
+    exports: int  # API exports: test files' are left out (domain/knowledge/module_scope.py), as from skeletonHash
     languages: dict[str, int]
     skipped: dict[str, int]
     internalImports: list[str]
@@ -71,7 +71,7 @@ class PrepareContinuation(TypedDict):
 
 @with_config(STRICT)
 class PrepareAnswer(TypedDict):
-    skeletons: list[dict[str, Any]]  # one FileSkeleton per file (domain/skeleton.py), from `offset`
+    skeletons: list[dict[str, Any]]  # one FileSkeleton per file (domain/knowledge/skeleton.py), from `offset`
     mergedSkeleton: MergedSummary
     context: ContextAnswer  # its text from `contextOffset`
     filePaths: list[str]  # from `offset`
@@ -179,7 +179,7 @@ class DriftSummary(TypedDict):
 
 @with_config(STRICT)
 class DiffScope(TypedDict):
-    """Beyond the seed: the files compared (domain/module_scope.py). target: the module's path; directoryOnly:
+    """Beyond the seed: the files compared (domain/knowledge/module_scope.py). target: the module's path; directoryOnly:
     a batch module (the directory's own files, not its subdirectories'); otherModules: other specs' source
     targets below target, whose files are theirs; testsAsApi: test files counted (default: left out);
     include / exclude: the patterns given; leftOut: the current files left out, by reason (other module,

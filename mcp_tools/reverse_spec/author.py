@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from adapters.llm import offline_writer
 from adapters.llm.port import LLM
-from domain.skeleton import MergedSkeleton
-from domain.spec_document import SECTIONS
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.spec_document import SECTIONS
 from mcp_tools.reverse_spec.context import Context
 
 SYSTEM = ("You are a senior engineer writing a reverse-engineered specification of existing code. You are given "

@@ -1,7 +1,7 @@
 """`batch`: a spec per module of a project, dependencies first, incremental, resumable, with an index spec.
 
 Modules are directories of source files; their order and cycles come from the import graph
-(domain/module_graph.py). A module is skipped when its incremental key (its API-surface hash and its
+(domain/knowledge/module_graph.py). A module is skipped when its incremental key (its API-surface hash and its
 dependencies' keys) equals the one in the checkpoint and its spec file exists, unless `force`. The
 checkpoint (`.code3/reverse-spec/checkpoint.json`, written atomically after every module) is what lets an
 interrupted batch resume where it stopped. Progress goes to a callback: `notifications/progress` over MCP
@@ -30,10 +30,10 @@ from adapters.llm.port import LLMFailed
 from adapters.paths import PathRefused
 from adapters.private_files import private_dir, write_private
 from domain.errors import Code, Code3Error
-from domain.module_graph import ModuleGraph, api_hash, build
-from domain.module_scope import api_files, below, normal
-from domain.skeleton import MergedSkeleton
-from domain.spec_document import SpecFormatError, parse_front, render_front
+from domain.knowledge.module_graph import ModuleGraph, api_hash, build
+from domain.knowledge.module_scope import api_files, below, normal
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.spec_document import SpecFormatError, parse_front, render_front
 from mcp_tools import answer_size
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import BatchAnswer, BatchContinuation, ModuleFailure

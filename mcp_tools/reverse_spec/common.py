@@ -22,7 +22,7 @@ from adapters.paths import PathRefused, ProjectPaths
 from adapters.private_files import private_dir, private_file
 from adapters.redact import redact
 from domain.errors import Code, Code3Error
-from domain.skeleton import Export, MergedSkeleton
+from domain.knowledge.skeleton import Export, MergedSkeleton
 from mcp_tools.services import Services
 
 log = logging.getLogger("code3.reverse_spec")

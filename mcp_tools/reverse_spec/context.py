@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
-from domain.skeleton import Export, MergedSkeleton
-from domain.skeleton_text import file_text
-from domain.spec_document import SpecFormatError, parse_front
+from domain.knowledge.skeleton import Export, MergedSkeleton
+from domain.knowledge.skeleton_text import file_text
+from domain.knowledge.spec_document import SpecFormatError, parse_front
 
 DEFAULT_BUDGET = 100_000
 WARN_RATIO = 0.8

@@ -1,6 +1,6 @@
 """`diff`: a spec's embedded baseline skeleton against the current source (no model), and accepting drift.
 
-The comparison is scoped to the spec's module (domain/module_scope.py): the source path minus the files of
+The comparison is scoped to the spec's module (domain/knowledge/module_scope.py): the source path minus the files of
 the other modules below it (the `sourceTarget`s of the other specs beside this one — files added to them
 since count as theirs, not as this module's additions), minus the subdirectories of a batch module
 (`scope: directory`, or a spec listed by the batch index beside it), minus test files (not API unless
@@ -26,13 +26,13 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from adapters.paths import PathRefused, ProjectPaths
-from domain.drift import compare
 from domain.errors import Code, Code3Error
-from domain.generated_spec import GeneratedSpec
-from domain.module_graph import api_hash
-from domain.module_scope import Scope, normal
-from domain.skeleton import MergedSkeleton
-from domain.spec_document import SpecDocument, SpecFormatError, parse, parse_front, replace_baseline
+from domain.knowledge.drift import compare
+from domain.knowledge.generated_spec import GeneratedSpec
+from domain.knowledge.module_graph import api_hash
+from domain.knowledge.module_scope import Scope, normal
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.spec_document import SpecDocument, SpecFormatError, parse, parse_front, replace_baseline
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec.answers import DiffAnswer
 from mcp_tools.reverse_spec.common import (

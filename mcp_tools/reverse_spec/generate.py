@@ -11,10 +11,10 @@ from typing import Annotated
 from pydantic import Field
 
 from adapters.paths import PathRefused, ProjectPaths
-from domain.generated_spec import GeneratedSpec
-from domain.module_graph import api_hash
-from domain.skeleton import MergedSkeleton
-from domain.spec_document import SpecFormatError, parse_front, render
+from domain.knowledge.generated_spec import GeneratedSpec
+from domain.knowledge.module_graph import api_hash
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.spec_document import SpecFormatError, parse_front, render
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import author
 from mcp_tools.reverse_spec.answers import GenerateAnswer, TokenUsage
@@ -78,7 +78,7 @@ def previous_version(paths: ProjectPaths, path: Path) -> int:
 def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, deep: bool = False,
                name: str | None = None, scope: str | None = None) -> Written:
     """Author, render and write one module's spec, then record it. `scope: directory` (batch's modules) says
-    the module is the directory's own files, not its subdirectories' (domain/module_scope.py)."""
+    the module is the directory's own files, not its subdirectories' (domain/knowledge/module_scope.py)."""
     warnings: list[str] = []
     require_parsed(rel, merged, deep, warnings)
     context = build_context(s, rel, merged, deep)

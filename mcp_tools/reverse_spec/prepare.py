@@ -8,9 +8,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from domain.module_graph import api_hash
-from domain.module_scope import api_files
-from domain.skeleton import MergedSkeleton
+from domain.knowledge.module_graph import api_hash
+from domain.knowledge.module_scope import api_files
+from domain.knowledge.skeleton import MergedSkeleton
 from mcp_tools import answer_size
 from mcp_tools.declare import tool
 from mcp_tools.reverse_spec import context as ctx

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from domain.contract import Status
+from domain.bounties.contract import Status
 
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
@@ -34,7 +34,7 @@ STATES: dict[str, tuple[str, ...]] = {
     "cancelled": (Status.CANCELLED.name,), "refunded": (Status.CANCELLED.name,),
     "disputed": (Status.CANCELLED.name,),
 }
-OUTCOME_STATES = ("refunded", "disputed")  # cancellations told apart (projections.board_outcomes)
+OUTCOME_STATES = ("refunded", "disputed")  # cancellations told apart (projections.bounties.board_outcomes)
 # how the page names an outcome: "disputed" is a bounty the resolver's ruling refunded (the v1 contract's dispute
 # refunded the sponsor at once); a dispute still open is a badge beside the state, not a state
 OUTCOME_LABELS = {"refunded": "refunded", "disputed": "refunded by ruling"}
@@ -93,9 +93,9 @@ class Filters:
 def read_board(s: Any, filters: Filters, now: int) -> dict[str, Any]:
     """One page of rows (one more is read to know whether a next page exists) and the totals, from the board
     caught up with the log."""
-    from projections import board
-    from projections.board_outcomes import outcomes_of, with_outcome
-    from projections.board_outcomes import totals as running_totals
+    from projections.bounties import board
+    from projections.bounties.board_outcomes import outcomes_of, with_outcome
+    from projections.bounties.board_outcomes import totals as running_totals
 
     catch_up_board(s)
     offset = (filters.page - 1) * PAGE_SIZE
@@ -126,8 +126,8 @@ def catch_up_board(s: Any) -> None:
     """The board and the cancellations' outcomes caught up with the log, so a page shows what was written a moment
     ago, by this process or any other. When the log's head has not moved since this process last caught them up,
     that one read is all (each follow costs round trips to the database even when there is nothing to apply)."""
-    from projections.board import BountyBoard
-    from projections.board_outcomes import BoardOutcomes
+    from projections.bounties.board import BountyBoard
+    from projections.bounties.board_outcomes import BoardOutcomes
     from projections.runner import follow
 
     head = int(s.store.recorder.max_notification_id() or 0)
@@ -160,7 +160,7 @@ def chain_now(s: Any) -> int:
 
 def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:
     """A board row as the page shows it: every cell's text made here, so the template only places strings."""
-    from domain.amounts import display
+    from domain.bounties.amounts import display
     from mcp_tools.web.render import duration, when
 
     number = row["task_id"].rsplit("#", 1)[1] if row.get("task_id") and "#" in row["task_id"] else None

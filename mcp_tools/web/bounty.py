@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from domain.bounty import Bounty
-from domain.contract import Status
-from domain.issue import Issue
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
+from domain.bounties.issue import Issue
 from mcp_tools.web.bounty_check import verify_bounty
 from mcp_tools.web.bounty_timeline import outcome, state_class, timeline
 from mcp_tools.web.render import page, percent, shares
@@ -70,7 +70,7 @@ def web_href(url: str | None) -> str | None:
 def logins(s: Any, bounty: Bounty, addresses: set[str]) -> dict[str, str]:
     """The forge login linked to each address (under the bounty's resolver when it has one there, else under any),
     from the board's identity links, one indexed read per address."""
-    from projections import board
+    from projections.bounties import board
 
     found: dict[str, str] = {}
     for address in sorted(a for a in addresses if a):
@@ -82,7 +82,7 @@ def logins(s: Any, bounty: Bounty, addresses: set[str]) -> dict[str, str]:
 
 
 def rejection_text(label: str) -> str:
-    from domain.contract import Rejection
+    from domain.bounties.contract import Rejection
     from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
 
     try:
@@ -95,7 +95,7 @@ def money_sections(s: Any, bounty: Bounty, now: int) -> dict[str, Any]:
     """What `code3 bounty show` tells, as the page shows it: submissions (with each worker's forge login when linked),
     rejections, the open dispute, rulings, the split, payouts, funders and refunds, tips. Amounts with their human
     value."""
-    from domain.amounts import display
+    from domain.bounties.amounts import display
     from mcp_tools.web.render import duration, when
 
     def money(value: Any) -> str:
@@ -183,7 +183,7 @@ def routes(web: Any) -> list[BaseRoute]:
             found = await web.read(read)
         except NotFound as exc:
             return not_found(str(exc))
-        from domain.amounts import display
+        from domain.bounties.amounts import display
 
         b = found["bounty"]
         return page("bounty.html", nav="", live=f"bounty:{b.bounty_id}", amount=display(b.amount, b.asset),

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from domain.bounty import Bounty
-from domain.issue import Issue
+from domain.bounties.bounty import Bounty
+from domain.bounties.issue import Issue
 
 
 @dataclass
@@ -29,8 +29,8 @@ def verify_bounty(s: Any, bounty: Bounty, issue: Issue | None, events: list[Any]
     events, and the mirror against the chain (`audit.chain_disagreements`, the whole-log verify's own check)."""
     from adapters.sql import SqlDb
     from mcp_tools.lifecycle.audit import chain_disagreements
-    from projections import board
-    from projections.board import BountyBoard
+    from projections.bounties import board
+    from projections.bounties.board import BountyBoard
     from projections.versions import ready
 
     result = Checked()

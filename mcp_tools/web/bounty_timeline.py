@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from domain.bounty import Bounty
-from domain.contract import Status
-from domain.issue import Issue
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
+from domain.bounties.issue import Issue
 from mcp_tools.web.render import percent, shares
 
 
 def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
     """(actor, what happened) for one event, in words. Every value comes from the log (a reason, a PR URL, a login are
     whatever someone signed): the template escapes it."""
-    from domain.amounts import display
+    from domain.bounties.amounts import display
     from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
     from mcp_tools.web.render import when
 

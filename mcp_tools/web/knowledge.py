@@ -48,7 +48,7 @@ def file_href(path: str) -> str:
 
 @dataclass(frozen=True)
 class FileList:
-    rows: list[Any]  # projections.codenexus_queries.FileRow
+    rows: list[Any]  # projections.knowledge.codenexus_queries.FileRow
     total: int
     exact: bool
     tag: str | None
@@ -67,7 +67,7 @@ class FileList:
 def file_list(s: Services, tag: str | None, offset: int) -> FileList:
     """A page of the files CodeNexus knows, in the order they became known, with `tag` when given."""
     from mcp_tools.codenexus.context import fresh
-    from projections import codenexus_queries as index
+    from projections.knowledge import codenexus_queries as index
 
     fresh(s)
     tags, _ = index.tags(s.views, MAX_TAGS_LISTED)
@@ -117,7 +117,7 @@ class FileView:
 
 
 def shown_note(view: dict[str, Any], share_internal: bool) -> Note:
-    """What the page may show of one stored annotation view (projections/annotations.py)."""
+    """What the page may show of one stored annotation view (projections/knowledge/annotations.py)."""
     start, end = int(view["startLine"]), int(view["endLine"])
     if view["sensitivity"] == "secret":
         return Note(start, end, "secret", withheld="secret")
@@ -140,8 +140,8 @@ def file_view(s: Services, requested: str) -> FileView | None:
     """The page of one file, or None (a 404) when the path is refused or nothing is known of it."""
     from mcp_tools.ai_loom.access import fresh as fresh_annotations  # the tools' own read-your-writes
     from mcp_tools.codenexus.context import fresh
-    from projections import annotations as notes_index
-    from projections import codenexus_queries as index
+    from projections.knowledge import annotations as notes_index
+    from projections.knowledge import codenexus_queries as index
 
     paths = _paths(s)
     text: str | None = None

@@ -2,9 +2,9 @@
 
 A bounty pays the forge account that wrote the merged PR through the address linked to it, so who could be paid
 for whose work is public: the chain recorded each link after checking the address's signature, and the board
-projection mirrors them (`board_links`, read with `projections.board.links`). The board is caught up with the log
-before it is read, as the other pages do. Logins are whatever the forge reported: shown escaped, like every value.
-Behind the web gate as every page but /login and /static (`app.WebGate`); joins the site's navigation.
+projection mirrors them (`board_links`, read with `projections.bounties.board.links`). The board is caught up with
+the log before it is read, as the other pages do. Logins are whatever the forge reported: shown escaped, like every
+value. Behind the web gate as every page but /login and /static (`app.WebGate`); joins the site's navigation.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def read_links(s: Any, number: int) -> dict[str, Any]:
     """One page of the links (by login, then resolver) and this serve's address (no chain read: a page never waits
     on a node)."""
     from mcp_tools.web.board import catch_up_board
-    from projections import board
+    from projections.bounties import board
 
     catch_up_board(s)
     start = (number - 1) * PAGE_SIZE

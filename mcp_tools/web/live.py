@@ -110,8 +110,8 @@ class LogFollower:
 
     def _bounty_id(self, s: Any, aggregate: str, event: Any) -> str | None:
         """The bounty a Bounty or Issue event belongs to (None for any other aggregate, or an issue not yet linked)."""
-        from domain.bounty import Bounty
-        from domain.issue import Issue
+        from domain.bounties.bounty import Bounty
+        from domain.bounties.issue import Issue
 
         if aggregate not in ("Bounty", "Issue"):
             return None

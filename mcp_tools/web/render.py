@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import HTMLResponse
 
-from domain.amounts import display
+from domain.bounties.amounts import display
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_ledger import ESCROW, LocalLedger
 from adapters.ports import Signer
-from domain import contract
-from domain.bounty import Bounty
-from domain.contract import Mode, Status, SubmissionState
-from domain.links import link_message
+from domain.bounties import contract
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Mode, Status, SubmissionState
+from domain.bounties.links import link_message
 
 PEOPLE = ("alice", "bob", "carol", "dave", "resolver", "other_resolver")
 WORKERS = ("bob", "carol", "dave")

@@ -16,7 +16,7 @@ import pytest
 
 from adapters.local_ledger import ESCROW
 from adapters.offline_writer import OfflineWriter
-from domain.contract import Status
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import audit, publish, settle, specs, work
 from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.services import Services
@@ -174,7 +174,7 @@ def test_ai_loom_writes_killed_after_their_save_and_retried_end_as_one_uninterru
     """The ai-loom tools' only effect is the save of the annotation's events: killed right after it and
     retried (a create with its client key), the store ends as after one call."""
     from mcp_tools.ai_loom import tools as loom
-    from projections import annotations as rows
+    from projections.knowledge import annotations as rows
 
     w = MemoryWorld(tmp_path)
     try:
@@ -242,8 +242,8 @@ def _fused_batch_writes(w: MemoryWorld, fuse: Fuse, monkeypatch: pytest.MonkeyPa
 
 
 def _batch_outcome(w: MemoryWorld) -> dict[str, Any]:
-    from domain.generated_spec import GeneratedSpec
-    from domain.spec_document import parse_front
+    from domain.knowledge.generated_spec import GeneratedSpec
+    from domain.knowledge.spec_document import parse_front
 
     specs_dir = w.project / "specs"
     names = sorted(p.name for p in specs_dir.iterdir())

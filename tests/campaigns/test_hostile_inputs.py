@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.hostile_inputs import CAP_BYTES, CASES, FRONT, Case
-from domain.spec_document import SpecFormatError, parse, parse_baseline
+from domain.knowledge.spec_document import SpecFormatError, parse, parse_baseline
 
 
 @pytest.mark.timeout(20)

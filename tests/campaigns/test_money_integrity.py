@@ -19,7 +19,7 @@ import pytest
 
 from adapters.git import git
 from adapters.local_ledger import ESCROW
-from domain.contract import REFUND_GRACE, Abort, Rejection, Status
+from domain.bounties.contract import REFUND_GRACE, Abort, Rejection, Status
 from domain.errors import Code, Code3Error
 from mcp_tools.lifecycle import settle, work
 from tests.campaigns.money_world import AMOUNT, COOLING, REPO, MoneyWorld, conserved, ok

@@ -22,8 +22,8 @@ import pytest
 
 from code3.settings import Settings
 from code3.wiring import build_services, ledger, local_forge
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import settle, specs, work
 from tests.campaigns.world import AMOUNT, REPO, CampaignWorld
 
@@ -124,7 +124,7 @@ def test_racing_processes_get_one_effect_and_the_same_answer(round_: int, tmp_pa
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_racing_ai_loom_edits_all_land(round_: int, tmp_path: Path, database_url: str | None) -> None:
     from adapters.keystore import Keystore
-    from domain.annotation_rules import parse_ann_id
+    from domain.knowledge.annotation_rules import parse_ann_id
     from mcp_tools.ai_loom import tools as loom
 
     Keystore(Settings(project=tmp_path).keystore_dir).new("alice")

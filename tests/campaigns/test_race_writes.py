@@ -18,7 +18,7 @@ import pytest
 from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import build_services
-from domain.generated_spec import GeneratedSpec
+from domain.knowledge.generated_spec import GeneratedSpec
 from mcp_tools.codenexus import resources
 from mcp_tools.codenexus.tools import query_files
 from mcp_tools.reverse_spec.batch import run_batch

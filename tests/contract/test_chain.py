@@ -27,9 +27,9 @@ from adapters import local_ledger
 from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_ledger import LocalLedger
 from adapters.ports import Chain, Receipt, Signer
-from domain.contract import Abort, Rejection
+from domain.bounties.contract import Abort, Rejection
+from domain.bounties.links import link_message
 from domain.errors import Code, Code3Error
-from domain.links import link_message
 from tests.contract.registry import covers
 
 T0 = 1_800_000_000  # the frozen clock's start (unix seconds); only `advance` moves it

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from domain.metadata import IssueMetadata
+from domain.bounties.metadata import IssueMetadata
 
 pytestmark = pytest.mark.e2e
 

@@ -24,7 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from adapters.local_ledger import ESCROW, LocalLedger
-from domain.contract import Status
+from domain.bounties.contract import Status
 
 pytestmark = pytest.mark.e2e
 

@@ -26,8 +26,8 @@ from urllib.parse import unquote
 from adapters import local_ledger
 from adapters.aptos_abi import load_abi, normalize_address
 from adapters.local_ledger import LocalLedger, TransactionRejected
-from domain.chain_events import ChainEvent
-from domain.contract import ABORT_CODES, DEFAULT_DISPUTE_PERIOD, Abort, BountyState, ContractAbort
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import ABORT_CODES, DEFAULT_DISPUTE_PERIOD, Abort, BountyState, ContractAbort
 from tests.fakes.aptos_http import Drop, Handler, Reply, error, vm_rejection
 
 BCS_TX = "application/x.aptos.signed_transaction+bcs"

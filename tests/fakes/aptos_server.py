@@ -22,7 +22,7 @@ from typing import Any
 
 from adapters.aptos_abi import normalize_address
 from adapters.local_ledger import ESCROW
-from domain.contract import DEFAULT_DISPUTE_PERIOD
+from domain.bounties.contract import DEFAULT_DISPUTE_PERIOD
 from tests.fakes.aptos_http import Reply, error
 from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode
 

@@ -12,7 +12,7 @@ import pytest
 from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import worker as build_worker
-from domain.anchor import Anchor, search_cost
+from domain.knowledge.anchor import Anchor, search_cost
 from mcp_tools.ai_loom import access, reading
 from mcp_tools.ai_loom import tools as loom
 from scheduler.worker import Worker

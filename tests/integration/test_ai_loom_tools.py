@@ -15,13 +15,13 @@ from mcp import Client
 from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import build_services
-from domain.annotation import Annotation
-from domain.annotation_rules import parse_ann_id
+from domain.knowledge.annotation import Annotation
+from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.ai_loom.reanchoring import verify_all
 from mcp_tools.server import build_server
 from mcp_tools.services import Services
-from projections import annotations as rows
-from projections.annotations import AnnotationIndex
+from projections.knowledge import annotations as rows
+from projections.knowledge.annotations import AnnotationIndex
 from projections.runner import follow
 from tests.answers import error_of
 

@@ -18,15 +18,15 @@ from adapters.keystore import Keystore
 from code3.cli import main
 from code3.settings import Settings
 from code3.wiring import build_services
-from domain.annotation import Annotation
-from domain.annotation_rules import format_ann_id, parse_ann_id
+from domain.knowledge.annotation import Annotation
+from domain.knowledge.annotation_rules import format_ann_id, parse_ann_id
 from mcp_tools.ai_loom import access, owner, reanchoring
 from mcp_tools.ai_loom import tools as loom
 from mcp_tools.ai_loom.rest import build_rest
 from mcp_tools.binding import Runtime
 from mcp_tools.services import Services
-from projections import annotations as rows
 from projections.audit_log import export
+from projections.knowledge import annotations as rows
 from tests.answers import error_of, error_text
 from tests.integration.test_ai_loom_tools import SECRET, SOURCE, call, ok
 
@@ -256,7 +256,7 @@ def test_re_anchoring_racing_an_edit_keeps_the_edit_and_records_the_move(s: Serv
 def test_an_annotation_keyed_before_keyed_ids_is_still_found_by_its_key(s: Services) -> None:
     from datetime import UTC, datetime
 
-    from domain.anchor import Anchor
+    from domain.knowledge.anchor import Anchor
 
     old = Annotation.create(file_path="src/app.py", anchor=Anchor.capture(SOURCE, 7, 7), comment="old",
                             at=datetime.now(UTC), client_key="legacy-key")  # the id the raw key gave

@@ -13,8 +13,8 @@ import pytest
 from adapters.keystore import Keystore
 from code3.settings import Settings
 from code3.wiring import worker as build_worker
-from domain.annotation import Annotation
-from domain.annotation_rules import parse_ann_id
+from domain.knowledge.annotation import Annotation
+from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.ai_loom import access
 from mcp_tools.ai_loom import tools as loom
 from scheduler.worker import REANCHOR_EVERY_S, Worker

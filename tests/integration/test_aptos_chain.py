@@ -23,9 +23,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from adapters.aptos import AptosChain, aptos_policy
 from adapters.keystore import Keystore, address_of, public_key_of, sign
 from adapters.ports import Receipt, Signer
-from domain.contract import ABORT_CODES, MAX_PAGE, Abort, Mode, Rejection, Status, SubmissionState
+from domain.bounties.contract import ABORT_CODES, MAX_PAGE, Abort, Mode, Rejection, Status, SubmissionState
+from domain.bounties.links import link_message
 from domain.errors import Code, Code3Error
-from domain.links import link_message
 from mcp_tools.lifecycle.chain_record import raise_for
 from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode
 

@@ -17,7 +17,7 @@ from code3.wiring import build_services
 from mcp_tools.codenexus import extras, prompts, resources
 from mcp_tools.codenexus.tools import add_comment, add_tag, create_relationship, query_files
 from mcp_tools.services import Services
-from projections import codenexus
+from projections.knowledge import codenexus
 
 FILES = {"src/main.rs": "fn main() {}\n", "src/lib.rs": "pub fn run() {}\n", "src/bin/cli.rs": "fn main() {}\n",
          "config/app.toml": "[app]\n", "README.md": "# demo\n", ".env": "SECRET=1\n"}
@@ -282,7 +282,7 @@ def test_sqlite_and_postgresql_give_the_same_answers(tmp_path: Path, database_ur
 
 
 def test_a_broad_count_that_needs_row_checks_is_an_estimate_and_says_so(nexus: Services, monkeypatch) -> None:
-    from projections import codenexus_queries
+    from projections.knowledge import codenexus_queries
 
     monkeypatch.setattr(codenexus_queries, "SCAN_CAP", 4)
     for i in range(10):

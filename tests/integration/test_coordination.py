@@ -22,7 +22,7 @@ from adapters.tracking import LEASE_S, Leases
 from code3 import wiring
 from code3.settings import Settings
 from mcp_tools.lifecycle import publish, settle, specs
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.runner import Runner, follow
 from tests.campaigns.test_race_campaign import race
 from tests.campaigns.world import AMOUNT, REPO, CampaignWorld

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from code3.settings import Settings
 from code3.wiring import build_services
 from domain.errors import Code3Error
-from domain.spec_document import render_front
+from domain.knowledge.spec_document import render_front
 from mcp_tools.codenexus.extras import describe_tag
 from mcp_tools.codenexus.tools import add_comment, create_relationship
 from mcp_tools.lifecycle import publish, specs

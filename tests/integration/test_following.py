@@ -16,9 +16,9 @@ from eventsourcing.domain import Aggregate, event
 from adapters.sql import SqlDb, open_db
 from adapters.tracking import ensure_tracking
 from domain.errors import Code, Code3Error
-from projections import board
-from projections.annotations import AnnotationIndex
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
+from projections.knowledge.annotations import AnnotationIndex
 from projections.runner import Runner, dead_letters, follow
 from tests.conftest import World
 from tests.integration.test_modes import published
@@ -40,7 +40,7 @@ sys.stdin.readline()  # every process starts at once
 print(follow(store, views, Counter(delay=0.002), limit=7), flush=True)
 """
 SLOW_BOARD = OPEN + """
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 applying = BountyBoard.apply
 def slow(self, event, cur):  # a worker's catch-up that holds its page's lock a long while
     time.sleep(0.03)
@@ -257,7 +257,7 @@ def test_the_worker_runner_follows_pure_projectors_without_a_lease(world: World)
 
 
 def test_the_board_follows_withdrawals_and_an_exclusive_tasks_holder_as_the_chain_does(world: World) -> None:
-    from domain.bounty import Bounty
+    from domain.bounties.bounty import Bounty
     from mcp_tools.lifecycle import work
 
     w = world

@@ -17,7 +17,7 @@ from benchmarks.seed_store import REPO, World, open_world, seed
 from code3 import wiring
 from code3.settings import Settings
 from domain.canonical import sha256_hex
-from projections import board
+from projections.bounties import board
 from scheduler.worker import run_worker
 
 
@@ -190,8 +190,8 @@ def test_the_github_lookup_costs_two_requests_whatever_the_repository_holds(tmp_
 
 
 def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(tmp_path: Path) -> None:
-    from domain.bounty import Bounty
-    from domain.contract import Status
+    from domain.bounties.bounty import Bounty
+    from domain.bounties.contract import Status
 
     world = open_world(tmp_path / "project", tmp_path / "home")
     try:
@@ -219,7 +219,7 @@ def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(
 def exclusive_bounties(world: World, txs: Any, name: str, n: int) -> list[str]:
     """`n` exclusive bounties created by the sponsor's signed transactions straight on the ledger (no handler of
     this store saw them): their ids."""
-    from domain.contract import DEFAULT_DEADLINE, mode_arg, u64_arg
+    from domain.bounties.contract import DEFAULT_DEADLINE, mode_arg, u64_arg
 
     ledger, alice = world.ledger, world.sponsor.signer
     ledger.mint(alice.address, "USDT", 10**9)
@@ -236,7 +236,7 @@ def test_the_boards_mirror_of_a_bounty_is_the_aggregates_and_the_chains_through_
     """The worker's rolling pass takes the board's row as the mirror's side (`board.mirror_rows`): it must be
     what the aggregate says (`Bounty.comparable`) and, when nothing is missing, what the chain says."""
     from benchmarks.seed_store import Transactions
-    from domain.bounty import Bounty
+    from domain.bounties.bounty import Bounty
     from mcp_tools.lifecycle.chain_sync import sync_new_events
     from projections.runner import follow
 
@@ -277,8 +277,8 @@ def test_chain_sync_catches_up_a_backlog_of_many_pages_in_one_run_and_is_one_rea
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from adapters.tracking import NamedCursor
     from benchmarks.seed_store import Transactions
-    from domain.bounty import Bounty
-    from domain.contract import Status
+    from domain.bounties.bounty import Bounty
+    from domain.bounties.contract import Status
     from mcp_tools.lifecycle.chain_sync import CURSOR, PAGE, sync_new_events
 
     world = open_world(tmp_path / "project", tmp_path / "home")
@@ -315,7 +315,7 @@ def test_chain_sync_catches_up_a_backlog_of_many_pages_in_one_run_and_is_one_rea
 def test_completions_read_the_board_by_prefix_a_page_at_a_time_as_a_full_read_filtered_by_hand(
         seeded: World) -> None:
     from mcp_tools import completions
-    from projections.board_prefix import starting_with
+    from projections.bounties.board_prefix import starting_with
 
     s, every = seeded.sponsor, board.rows(seeded.sponsor.views)
     for column, typed in (("bounty_id", ""), ("bounty_id", "1"), ("bounty_id", "5"), ("bounty_id", "x"),
@@ -329,7 +329,7 @@ def test_completions_read_the_board_by_prefix_a_page_at_a_time_as_a_full_read_fi
     assert list(completions.bounty_ids(s, "", {})) == sorted((r["bounty_id"] for r in every), key=str.lower)
     assert len(list(completions.task_ids(s, "", {}))) == 60
     if not s.views.postgres:
-        from projections.board_prefix import _key
+        from projections.bounties.board_prefix import _key
 
         with s.views.statement() as db:
             plan = " ".join(str(row[-1]) for row in db.execute(

@@ -11,11 +11,11 @@ import shutil
 from pathlib import Path
 
 from adapters.event_store import iter_log, open_store
-from domain.bounty import Bounty
-from domain.contract import Status
-from domain.index import Index
-from domain.issue import Issue
-from domain.spec import Spec
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
+from domain.bounties.index import Index
+from domain.bounties.issue import Issue
+from domain.bounties.spec import Spec
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "legacy_store" / "events.sqlite"
 

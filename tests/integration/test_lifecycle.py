@@ -10,8 +10,8 @@ import pytest
 
 from adapters.git import git
 from adapters.ports import IssueRef, Receipt
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from domain.errors import Code3Error
 from mcp_tools.lifecycle import publish, settle, work
 from mcp_tools.services import Services

@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.webhook_inbox import Inbox
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import settle
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.runner import Runner
 from tests.conftest import World
 from tests.integration.test_lifecycle import crashing

@@ -7,13 +7,13 @@ import time
 
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import settle, work
 from mcp_tools.lifecycle.chain_sync import CURSOR, reconcile, reconcile_all, sync_new_events
 from mcp_tools.lifecycle.forge_mirror import ForgeMirror
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import Runner, dead_letters, follow
 from tests.conftest import REPO, World
 from tests.integration.test_lifecycle import submit_work

@@ -12,7 +12,7 @@ import pytest
 
 from code3.doctor import diagnose, report
 from code3.wiring import webhook_secret
-from domain.bounty import Bounty
+from domain.bounties.bounty import Bounty
 from domain.errors import Code3Error
 from mcp_tools.lifecycle import publish, settle, work
 from projections import audit_log

@@ -18,7 +18,7 @@ from adapters.private_files import loose_modes
 from code3.settings import Settings
 from code3.wiring import build_services
 from domain.errors import Code, Code3Error
-from domain.spec_document import render_front
+from domain.knowledge.spec_document import render_front
 from mcp_tools.codenexus import resources
 from mcp_tools.codenexus.derive import derive_relationships
 from mcp_tools.codenexus.tools import add_tag

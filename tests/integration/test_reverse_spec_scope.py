@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from domain.module_scope import Scope, is_test_file
-from domain.skeleton import Import
-from domain.spec_document import parse_front, render_front
+from domain.knowledge.module_scope import Scope, is_test_file
+from domain.knowledge.skeleton import Import
+from domain.knowledge.spec_document import parse_front, render_front
 from mcp_tools.codenexus.derive import derive_relationships, unresolved_reason
 from mcp_tools.reverse_spec.batch import run_batch
 from mcp_tools.reverse_spec.diff import check_drift
@@ -309,7 +309,7 @@ def test_the_cli_knobs_exclude_tests_as_api_and_prune(project: Path) -> None:
 
 
 def test_a_context_dropping_thousands_of_files_lists_twenty_and_one_entry_for_the_rest() -> None:
-    from domain.skeleton import Export, FileSkeleton, MergedSkeleton
+    from domain.knowledge.skeleton import Export, FileSkeleton, MergedSkeleton
     from mcp_tools.reverse_spec.context import MAX_LISTED, assemble
 
     files = [FileSkeleton(path=f"m/f{i:04d}.py", language="python", lines=1, sha256="0" * 64,

@@ -18,7 +18,7 @@ from adapters.llm.port import Completion
 from code3.settings import Settings
 from code3.wiring import build_services, ensure_identity, llm
 from domain.errors import Code3Error
-from domain.spec_document import parse, parse_front
+from domain.knowledge.spec_document import parse, parse_front
 from mcp_tools.lifecycle import audit
 from mcp_tools.reverse_spec.batch import run_batch
 from mcp_tools.reverse_spec.diff import check_drift

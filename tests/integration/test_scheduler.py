@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from code3 import wiring
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import audit, publish, settle, work
-from projections import board
+from projections.bounties import board
 from tests.conftest import AMOUNT, REPO, World
 from tests.integration.test_lifecycle import submit_work
 

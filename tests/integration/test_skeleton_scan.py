@@ -27,6 +27,6 @@ def test_parallel_scan_matches_serial(executor: str, monkeypatch: pytest.MonkeyP
 
 def test_importing_the_package_does_not_load_tree_sitter() -> None:
     code = ("import sys, adapters.code_parser, adapters.code_parser.port, adapters.code_parser.languages, "
-            "domain.skeleton; from adapters.code_parser import CodeParser; "
+            "domain.knowledge.skeleton; from adapters.code_parser import CodeParser; "
             "assert not [m for m in sys.modules if m.startswith('tree_sitter')], sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)

@@ -14,8 +14,8 @@ import pytest
 
 from adapters.sql import SqlDb
 from benchmarks.web_board import fill_board
-from projections import board
-from projections.board_outcomes import with_outcome
+from projections.bounties import board
+from projections.bounties.board_outcomes import with_outcome
 from tests.conftest import postgres_schema
 
 PAGE = 51

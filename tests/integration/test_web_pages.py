@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from domain.bounty import Bounty
+from domain.bounties.bounty import Bounty
 from mcp_tools.http.app import build_app
 from mcp_tools.lifecycle import settle, work
 from tests.conftest import AMOUNT, REPO, World
@@ -169,8 +169,8 @@ def test_the_board_lists_filters_sorts_and_totals(world: World, page: TestClient
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", totals.group(1))
     assert cells[:3] == ["5 USDT", "0 USDT", "1 USDT"], cells
     assert ">refunded<" in html
-    from projections import board
-    from projections.board_outcomes import totals as running
+    from projections.bounties import board
+    from projections.bounties.board_outcomes import totals as running
 
     kept = {t["asset"]: {k: t[k] for k in ("escrowed", "paid", "refunded")} for t in running(w["alice"].views)}
     assert kept == board.totals(w["alice"].views), "the running totals are the board's sums"

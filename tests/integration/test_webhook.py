@@ -10,8 +10,8 @@ import pytest
 
 from adapters.ports import Receipt
 from code3.cli import main
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 from mcp_tools.lifecycle import work
 from mcp_tools.lifecycle.webhook import Inbox, receive, retry_due, sign
 from mcp_tools.services import Services

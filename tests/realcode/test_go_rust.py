@@ -16,7 +16,7 @@ from benchmarks import realcode_go_rust as bench
 from benchmarks import realcode_scoring as scoring
 from code3.settings import Settings
 from code3.wiring import build_services, ensure_identity
-from domain import module_graph
+from domain.knowledge import module_graph
 from mcp_tools.codenexus.derive import derive_relationships, proposed_imports
 
 

@@ -67,7 +67,7 @@ def test_drift_between_express_4_and_5_matches_node() -> None:
 
 
 def test_express_4_to_5_reports_the_accepts_charsets_signature_change() -> None:
-    from domain.drift import compare
+    from domain.knowledge.drift import compare
 
     old, new = (bench.scan(package(p)) for p in bench.DRIFT)
     changed = {(i.path, i.name): i for i in compare(old, new).items if i.change == "signature"}

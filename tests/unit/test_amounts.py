@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from domain.amounts import display, with_units
-from domain.metadata import BountyMeta, IssueMetadata
+from domain.bounties.amounts import display, with_units
+from domain.bounties.metadata import BountyMeta, IssueMetadata
 from mcp_tools.lifecycle import publish, settle, specs
 from mcp_tools.lifecycle.answers import PublishAnswer
 from mcp_tools.manifest import build

@@ -9,8 +9,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.reanchor import run_cases
-from domain.anchor import Anchor, reanchor, split_lines
 from domain.errors import Code3Error
+from domain.knowledge.anchor import Anchor, reanchor, split_lines
 
 FILE = "\n".join([
     "import os",

@@ -10,8 +10,8 @@ import random
 from rapidfuzz import fuzz
 
 from benchmarks.reanchor import _code_line
-from domain.anchor import Anchor, reanchor
-from domain.anchor_match import _lines_similarity, _norm
+from domain.knowledge.anchor import Anchor, reanchor
+from domain.knowledge.anchor_match import _lines_similarity, _norm
 
 
 def _edited(rng: random.Random, lines: list[str], edits: int) -> list[str]:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from domain.anchor import Anchor, quick, reanchor, search_cost, stale
-from domain.annotation import Annotation
+from domain.knowledge.anchor import Anchor, quick, reanchor, search_cost, stale
+from domain.knowledge.annotation import Annotation
 from mcp_tools.ai_loom import reading as reading_module
 from mcp_tools.ai_loom.reading import UNREAD, ReadBudget
 

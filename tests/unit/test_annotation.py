@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
-from domain.anchor import Anchor, reanchor
-from domain.annotation import (
+from domain.canonical import sha256_hex
+from domain.errors import Code3Error
+from domain.knowledge.anchor import Anchor, reanchor
+from domain.knowledge.annotation import (
     MAX_COMMENT_CHARS,
     MAX_LINES,
     MAX_QUOTE_CHARS,
@@ -26,8 +28,6 @@ from domain.annotation import (
     format_ann_id,
     parse_ann_id,
 )
-from domain.canonical import sha256_hex
-from domain.errors import Code3Error
 
 T0 = datetime(2024, 10, 14, 9, 12, tzinfo=UTC)
 SOURCE = "\n".join(f"line {i}: value_{i} = compute({i})" for i in range(1, 41)) + "\n"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.annotation_rules import check_client_key, check_tags, format_ann_id, parse_ann_id
 from domain.errors import Code, Code3Error
+from domain.knowledge.annotation_rules import check_client_key, check_tags, format_ann_id, parse_ann_id
 
 ID = "ann_01M83NBMTG5DH0KMZKJHRSNKE6"
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from eventsourcing.application import Application
 
-from domain.bounty import Bounty
-from domain.chain_events import ChainEvent
-from domain.contract import Mode, Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import Mode, Status
 
 SPONSOR, WORKER = "0x" + "a" * 64, "0x" + "b" * 64
 # the keys each version added, newest last: stored "as of version N" drops the keys of every later version

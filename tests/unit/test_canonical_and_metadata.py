@@ -1,6 +1,6 @@
+from domain.bounties.metadata import BountyMeta, IssueMetadata, replace_block, strip_block
+from domain.bounties.spec import next_feature_id, slugify
 from domain.canonical import canonical_json, issue_hash, natural_id
-from domain.metadata import BountyMeta, IssueMetadata, replace_block, strip_block
-from domain.spec import next_feature_id, slugify
 
 TERMS = {"repo": "o/r", "feature_id": "001-a", "spec_digest": "d", "amount": "1", "asset": "USDT",
          "network": "local"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.file_meta import (
+from domain.knowledge.file_meta import (
     FileMeta,
     FilePath,
     MetaRefused,
@@ -17,8 +17,8 @@ from domain.file_meta import (
     parse_tag,
     parse_tags,
 )
-from projections.codenexus import grams
-from projections.codenexus_queries import _term_grams
+from projections.knowledge.codenexus import grams
+from projections.knowledge.codenexus_queries import _term_grams
 
 PID = "6f1c0a52-0000-4000-8000-000000000001"
 

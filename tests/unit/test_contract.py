@@ -1,4 +1,5 @@
-"""The contract's rules (domain.contract, v2), one table per rule: what each allows, and the abort of each refusal.
+"""The contract's rules (domain.bounties.contract, v2), one table per rule: what each allows, and the abort of each
+refusal.
 
 The embedded ledger runs exactly these functions and the Move module encodes the same checks in the same
 order (tests/unit/test_move_abi.py), so these tables are the contract's specification.
@@ -9,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from domain import contract
-from domain.contract import (
+from domain.bounties import contract
+from domain.bounties.contract import (
     ABORT_CODES,
     BPS,
     DAY,

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from domain.bounty import Bounty
-from domain.contract import REFUND_GRACE, Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import REFUND_GRACE, Status
 from mcp_tools.lifecycle import publish, specs, work
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 from scheduler.payouts import expire
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from domain.bounties.spec import next_feature_id, next_number, short_name
 from domain.errors import Code, Code3Error
-from domain.spec import next_feature_id, next_number, short_name
 
 
 @pytest.mark.parametrize(("description", "expected"), [

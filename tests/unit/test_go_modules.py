@@ -10,9 +10,9 @@ import pytest
 
 from adapters.code_parser.languages.go import GoModule, parse_go_mod
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain import module_graph
-from domain.drift import compare
-from domain.skeleton import MergedSkeleton
+from domain.knowledge import module_graph
+from domain.knowledge.drift import compare
+from domain.knowledge.skeleton import MergedSkeleton
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
+from domain.bounties.spec import Spec
 from domain.errors import Code, Code3Error
-from domain.spec import Spec
 from mcp_tools.lifecycle import audit, publish, settle, specs, work
 from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.lifecycle.merge_watch import reconcile_merges
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import follow
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.redact import _SECRET_ASSIGN, redact
-from domain import metadata, spec_document
-from domain.skeleton import MergedSkeleton
-from domain.spec_document import parse
-from domain.text_scan import remove
+from domain.bounties import metadata
+from domain.knowledge import spec_document
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.spec_document import parse
+from domain.knowledge.text_scan import remove
 from mcp_tools.lifecycle import webhook
 from mcp_tools.lifecycle.remote_artifacts import read_artifacts, render_comment
 

@@ -8,10 +8,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_ledger import ESCROW, MAX_CLOCK, SIGNING_PREFIX, LocalLedger, TransactionRejected
 from adapters.ports import Signer
+from domain.bounties.contract import DEFAULT_DEADLINE, MAX_COOLING_PERIOD, REFUND_GRACE, U64_MAX, Abort, Mode, Status
+from domain.bounties.links import link_message
 from domain.canonical import canonical_json
-from domain.contract import DEFAULT_DEADLINE, MAX_COOLING_PERIOD, REFUND_GRACE, U64_MAX, Abort, Mode, Status
 from domain.errors import Code, Code3Error
-from domain.links import link_message
 
 H1, H2 = "1" * 64, "2" * 64
 SHA = "f" * 40

@@ -4,7 +4,8 @@ No Move compiler installs here, so the module is read twice: by a tree-sitter Mo
 by scripts/build_move_grammar.sh from PyPI's sdist of tree-sitter-move: the file must parse without an error node, and
 the entry functions, views, structs and events of its syntax tree must be the ABI's), and by a small reader with
 regular expressions for what the grammar's tree does not name (abort codes per function, constants, calls).
-The ABI is in turn compared with domain.contract, domain.contract_terms, domain.bounty and the adapters.
+The ABI is in turn compared with domain.bounties.contract, domain.bounties.contract_terms, domain.bounties.bounty and
+the adapters.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from adapters.aptos import AptosChain
 from adapters.aptos_abi import load_abi
 from adapters.local_ledger import LocalLedger
 from adapters.ports import Chain
-from domain import contract, contract_terms
-from domain.contract import Abort, BountyState, ChainConfig, Mode, Rejection, Status, SubmissionState
+from domain.bounties import contract, contract_terms
+from domain.bounties.contract import Abort, BountyState, ChainConfig, Mode, Rejection, Status, SubmissionState
 
 ROOT = Path(__file__).resolve().parents[2]
 MOVE = ROOT / "move" / "sources" / "bounty.move"
@@ -187,7 +188,7 @@ def test_the_nested_structs_carry_what_the_python_state_holds() -> None:
 
 
 def _emitted_by_the_python_rules() -> contract.Emitted:
-    """Run every rule of domain.contract that emits, and return every event it emitted."""
+    """Run every rule of domain.bounties.contract that emits, and return every event it emitted."""
     emitted: contract.Emitted = []
 
     def bounty(n: int) -> BountyState:
@@ -229,7 +230,7 @@ def _fits(kind: str, value: Any) -> bool:
 
 def _read_by_the_bounty_aggregate() -> dict[str, set[str]]:
     """The `d["field"]` reads of Bounty.from_chain and of each `ev.type == "X"` branch of Bounty.observe."""
-    tree = ast.parse((ROOT / "domain" / "bounty.py").read_text())
+    tree = ast.parse((ROOT / "domain" / "bounties" / "bounty.py").read_text())
     funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
 
     def reads(nodes: list[Any]) -> set[str]:
@@ -297,7 +298,7 @@ def test_the_link_statement_prefix_is_domain_links(move: MoveModule) -> None:
     assert move.byte_strings["LINK_PREFIX"] == contract_terms.LINK_PREFIX
     body = move.functions["link_message"]
     assert body.index("LINK_PREFIX") < body.index("bcs::to_bytes(&forge_user_id)") < body.index(
-        "bcs::to_bytes(&account)"), "prefix, BCS(u64 forge user id), BCS(address): domain.links.link_message"
+        "bcs::to_bytes(&account)"), "prefix, BCS(u64 forge user id), BCS(address): domain.bounties.links.link_message"
 
 
 def test_the_config_view_carries_chain_config() -> None:
@@ -406,7 +407,7 @@ def test_the_syntax_tree_declares_the_abi(move_parser: tree_sitter.Parser) -> No
 
 # --- abort codes per rule: the Move function and the Python rule check the same things, in the same order ---
 
-# entry function -> (the domain.contract rules it runs, in order; the checks the chain makes before they run)
+# entry function -> (the domain.bounties.contract rules it runs, in order; the checks the chain makes before they run)
 RULES: dict[str, tuple[tuple[Callable[..., Any], ...], list[str]]] = {
     "initialize": ((contract.initialize,), ["NOT_ADMIN", "INVALID_STATE"]),  # only the publisher, only once
     "set_cooling_period": ((contract.set_cooling_period,), []),
@@ -457,7 +458,7 @@ def _python_functions() -> dict[str, ast.FunctionDef]:
 
 
 def _python_aborts(node: ast.AST, functions: dict[str, ast.FunctionDef]) -> list[str]:
-    """`Abort.X` in source order, with the calls of other domain.contract functions and methods inlined."""
+    """`Abort.X` in source order, with the calls of other domain.bounties.contract functions and methods inlined."""
     found: list[str] = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == "Abort":

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from adapters.offline_writer import OfflineWriter
+from domain.bounties.spec import count_tasks
 from domain.errors import Code, Code3Error
-from domain.spec import count_tasks
 
 SPEC_KIT_SPEC = """# Feature Specification: [FEATURE NAME]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from domain.issue import Issue
+from domain.bounties.issue import Issue
 from mcp_tools.lifecycle import audit
-from projections import board
-from projections.board import BountyBoard
+from projections.bounties import board
+from projections.bounties.board import BountyBoard
 from projections.runner import dead_letters, follow
 from tests.unit.handler_world import AMOUNT, REPO, MemoryWorld
 from tests.unit.test_handlers import _published

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from adapters.keystore import public_key_of, sign
-from domain.contract import Rejection, Status
-from domain.links import LinkStatement, find_statement, link_message
+from domain.bounties.contract import Rejection, Status
+from domain.bounties.links import LinkStatement, find_statement, link_message
 from mcp_tools.lifecycle import publish, resolver, specs, work
 from mcp_tools.lifecycle.chain_record import require_bounty
 from mcp_tools.lifecycle.identity import comment_text, statement

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from domain.drift import compare
-from domain.module_graph import build
-from domain.skeleton import Export, FileSkeleton, Import, MergedSkeleton
-from domain.spec_document import SECTION_KEYS, parse, parse_front, render, render_front, replace_baseline
+from domain.knowledge.drift import compare
+from domain.knowledge.module_graph import build
+from domain.knowledge.skeleton import Export, FileSkeleton, Import, MergedSkeleton
+from domain.knowledge.spec_document import SECTION_KEYS, parse, parse_front, render, render_front, replace_baseline
 
 
 def export(name: str, signature: str, kind: str = "function", doc: str | None = None, start: int = 1,

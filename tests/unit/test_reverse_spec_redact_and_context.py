@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from adapters.redact import redact, shannon_entropy
-from domain.skeleton import Export, FileSkeleton, MergedSkeleton
+from domain.knowledge.skeleton import Export, FileSkeleton, MergedSkeleton
 from mcp_tools.reverse_spec.context import Piece, assemble, estimate_tokens
 
 GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"

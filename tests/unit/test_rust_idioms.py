@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain.skeleton import MergedSkeleton
+from domain.knowledge.skeleton import MergedSkeleton
 
 
 @pytest.fixture(scope="module")

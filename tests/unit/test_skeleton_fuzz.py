@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from adapters.code_parser.languages import EXTENSIONS, GRAMMARS, grammar_for
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain.skeleton import Export
+from domain.knowledge.skeleton import Export
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 PARSER = TreeSitterCodeParser(workers=1)

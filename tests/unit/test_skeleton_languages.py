@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain.skeleton import Export, FileSkeleton, MergedSkeleton
+from domain.knowledge.skeleton import Export, FileSkeleton, MergedSkeleton
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 

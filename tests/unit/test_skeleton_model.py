@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from domain.skeleton import (
+from domain.knowledge.skeleton import (
     Export,
     FileSkeleton,
     Import,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain.drift import compare
-from domain.skeleton import FileSkeleton, MergedSkeleton
+from domain.knowledge.drift import compare
+from domain.knowledge.skeleton import FileSkeleton, MergedSkeleton
 
 
 @pytest.fixture(scope="module")

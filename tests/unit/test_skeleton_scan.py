@@ -12,7 +12,7 @@ import adapters.code_parser.treesitter as ts_module
 from adapters.code_parser.cache import SkeletonCache
 from adapters.code_parser.port import FileTooLarge, OutsideRoot, UnsupportedLanguage
 from adapters.code_parser.treesitter import TreeSitterCodeParser
-from domain.skeleton import skeleton_hash
+from domain.knowledge.skeleton import skeleton_hash
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.errors import Code3Error
-from domain.stitch import PRIORITY_RANK, StitchItem, cap_response, fence_for, order, shorten, stitch
+from domain.knowledge.stitch import PRIORITY_RANK, StitchItem, cap_response, fence_for, order, shorten, stitch
 
 PATHS = ["src/a.py", "src/b.ts", "lib/c.go", "README.md"]
 TEXT = st.text(alphabet="abcdefghij klmnop\n`{}()=_.", max_size=400)

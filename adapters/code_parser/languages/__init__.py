@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from adapters.code_parser.source import Extractor
-    from domain.skeleton import Import
+    from domain.knowledge.skeleton import Import
 
     # (import, importing file, adapters.code_parser.resolution.ProjectIndex) → the project file it names, or None
     Resolver = Callable[[Import, str, Any], str | None]

@@ -11,7 +11,7 @@ import re
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _DIRNAME = re.compile(r'^"?\$\((?:dirname|cd)[^)]*\)"?/|^"?\$\{BASH_SOURCE(?:\[0\])?%/\*\}"?/|^"?\$(?:SCRIPT_)?DIR"?/')
 

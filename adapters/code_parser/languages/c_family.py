@@ -17,7 +17,7 @@ import posixpath
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".inl")
 _CONTAINERS = ("preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef")

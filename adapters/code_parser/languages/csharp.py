@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _TYPES = {
     "class_declaration": "class",

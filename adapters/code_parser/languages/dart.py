@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from adapters.code_parser.resolution import ProjectIndex, join, resolve_relative
 from adapters.code_parser.source import Node, Source, clean_comment, end_line, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 
 def _public(name: str) -> bool:

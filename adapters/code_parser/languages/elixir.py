@@ -13,7 +13,7 @@ import re
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _PUBLIC = {"def": "function", "defmacro": "macro", "defguard": "function", "defdelegate": "function"}
 _IMPORTS = ("alias", "import", "require", "use")

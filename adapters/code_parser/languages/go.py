@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 
 def _exported(name: str) -> bool:

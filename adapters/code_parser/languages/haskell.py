@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, clean_comment, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 
 def _haddock(src: Source, node: Node) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from adapters.code_parser.resolution import resolve_relative
 from adapters.code_parser.source import Node, Source, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _KINDS = {"function_definition": "function", "struct_definition": "struct", "abstract_definition": "type",
                 "primitive_definition": "type", "macro_definition": "macro", "module_definition": "module",

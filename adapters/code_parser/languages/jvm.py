@@ -22,7 +22,7 @@ import re
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _ANNOTATIONS = re.compile(r"^(?:@[\w.]+(?:\([^)]*\))?\s+)+")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from adapters.code_parser.languages.jvm import resolve_package
 from adapters.code_parser.resolution import ProjectIndex
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _HIDDEN = {"private", "internal", "protected"}
 

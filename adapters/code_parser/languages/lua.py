@@ -11,7 +11,7 @@ import re
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 
 def _requires(src: Source, node: Node, out: list[Import]) -> None:

@@ -14,7 +14,7 @@ import posixpath
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 
 def _doc(src: Source, node: Node) -> str | None:

@@ -14,7 +14,7 @@ import posixpath
 
 from adapters.code_parser.resolution import ProjectIndex, join, resolve_relative
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _TYPES = {"class_declaration": "class", "interface_declaration": "interface", "trait_declaration": "trait",
           "enum_declaration": "enum"}

@@ -14,7 +14,7 @@ import posixpath
 
 from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, clean_comment, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _REQUIRES = ("require", "require_relative", "load", "autoload")
 _ATTRS = ("attr_reader", "attr_writer", "attr_accessor")

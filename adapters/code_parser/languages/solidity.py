@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from adapters.code_parser.resolution import resolve_relative
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _CONTRACTS = {"contract_declaration": "contract", "interface_declaration": "interface",
               "library_declaration": "library"}

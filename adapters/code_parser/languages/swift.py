@@ -10,7 +10,7 @@ comments above. Imports: `import Module` and `import kind Module.Symbol` (not re
 from __future__ import annotations
 
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _VISIBLE = {"public", "open"}
 _KEYWORDS = {"class": "class", "struct": "struct", "enum": "enum", "actor": "class", "extension": "extension"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from adapters.code_parser.resolution import resolve_relative
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _CONTAINERS = {"struct_declaration": "struct", "enum_declaration": "enum", "union_declaration": "union",
                "opaque_declaration": "struct"}

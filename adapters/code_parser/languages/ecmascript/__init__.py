@@ -27,7 +27,7 @@ from adapters.code_parser.languages.ecmascript.modules import (
 )
 from adapters.code_parser.languages.ecmascript.resolve import resolve_import
 from adapters.code_parser.source import Node, Source
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 __all__ = ["extract", "resolve_import"]
 

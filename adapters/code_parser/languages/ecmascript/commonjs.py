@@ -51,7 +51,7 @@ from adapters.code_parser.languages.ecmascript.module_body import (
 )
 from adapters.code_parser.languages.ecmascript.require import require_spec
 from adapters.code_parser.source import Node, Source, clean_comment, export, unquote
-from domain.skeleton import Export
+from domain.knowledge.skeleton import Export
 
 _CLASSES = ("class", "class_declaration")
 _ROOT = "module.exports"

@@ -5,7 +5,7 @@ the properties and methods of interfaces, enum members; their `/** … */` docs.
 from __future__ import annotations
 
 from adapters.code_parser.source import Node, Source, doc_before, export, unquote
-from domain.skeleton import Export
+from domain.knowledge.skeleton import Export
 
 FUNCTION_VALUES = ("arrow_function", "function_expression", "function", "generator_function")
 

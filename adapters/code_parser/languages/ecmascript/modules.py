@@ -12,7 +12,7 @@ from adapters.code_parser.languages.ecmascript.members import (
 )
 from adapters.code_parser.languages.ecmascript.require import require_spec
 from adapters.code_parser.source import Node, Source, export, make_import, unquote
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _KINDS = {
     "function_declaration": "function",

@@ -8,7 +8,7 @@ dynamic `import("…")` calls likewise (a type's `import("./x").T` too).
 from __future__ import annotations
 
 from adapters.code_parser.source import Node, Source, make_import, unquote
-from domain.skeleton import Import
+from domain.knowledge.skeleton import Import
 
 
 def require_spec(src: Source, node: Node | None) -> str | None:

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from adapters.code_parser.resolution import ProjectIndex, join
-from domain.skeleton import Import
+from domain.knowledge.skeleton import Import
 
 JS_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts")
 _TS_FOR_JS = (".ts", ".tsx", ".d.ts", ".mts", ".cts")

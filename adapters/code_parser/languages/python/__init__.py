@@ -26,7 +26,7 @@ from __future__ import annotations
 from adapters.code_parser.languages.python.definitions import add, definitions, is_overload, public
 from adapters.code_parser.languages.python.resolve import resolve_import
 from adapters.code_parser.source import Node, Source, line, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 __all__ = ["extract", "resolve_import"]
 

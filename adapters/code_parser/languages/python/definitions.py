@@ -8,7 +8,7 @@ import inspect
 import re
 
 from adapters.code_parser.source import MAX_SIGNATURE, Node, Source, export
-from domain.skeleton import Export
+from domain.knowledge.skeleton import Export
 
 _WS = re.compile(r"\s+")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 
 from adapters.code_parser.resolution import ProjectIndex, join
-from domain.skeleton import Import
+from domain.knowledge.skeleton import Import
 
 
 def resolve_import(imp: Import, path: str, ix: ProjectIndex) -> str | None:

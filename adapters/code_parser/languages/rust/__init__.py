@@ -26,7 +26,7 @@ from adapters.code_parser.grammars import parser
 from adapters.code_parser.languages.rust.items import TYPE_ITEMS, items
 from adapters.code_parser.languages.rust.resolve import resolve_import
 from adapters.code_parser.source import Node, Source, end_line, line
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 __all__ = ["extract", "parseable", "resolve_import"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from adapters.code_parser.source import Node, Source, clean_comment, export, make_import
-from domain.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, Import
 
 _KINDS = {
     "function_item": "function",

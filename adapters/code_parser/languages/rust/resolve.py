@@ -9,7 +9,7 @@ import posixpath
 import re
 
 from adapters.code_parser.resolution import ProjectIndex, join
-from domain.skeleton import Import
+from domain.knowledge.skeleton import Import
 
 
 def _crate_src(path: str, ix: ProjectIndex) -> str | None:

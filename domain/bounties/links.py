@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from domain.contract_terms import LINK_PREFIX, MAX_LOGIN_BYTES
+from domain.bounties.contract_terms import LINK_PREFIX, MAX_LOGIN_BYTES
 
 HEADER = "code3-link v1"
 _STATEMENT = re.compile(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.sql import SqlDb
-from projections.codenexus import ensure
+from projections.knowledge.codenexus import ensure
 
 MAX_TERM_GRAMS = 6
 

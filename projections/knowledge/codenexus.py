@@ -29,7 +29,7 @@ from typing import Any
 from eventsourcing.application import Application
 
 from adapters.sql import Cursor, SqlDb
-from domain.file_meta import FileMeta, Tag
+from domain.knowledge.file_meta import FileMeta, Tag
 from projections.runner import follow
 from projections.versions import ready, rebuild_from_scratch
 

@@ -14,9 +14,9 @@ import json
 from typing import Any
 
 from adapters.sql import Cursor, SqlDb
-from domain.amounts import display
-from domain.bounty import Bounty
-from domain.contract import (
+from domain.bounties.amounts import display
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import (
     REFUND_GRACE,
     Mode,
     Rejection,
@@ -25,9 +25,9 @@ from domain.contract import (
     status_after_accept,
     status_after_withdraw,
 )
+from domain.bounties.identity_link import AccountLink
+from domain.bounties.issue import Issue
 from domain.errors import Code, Code3Error
-from domain.identity_link import AccountLink
-from domain.issue import Issue
 from projections.versions import ready
 
 SCHEMA = """

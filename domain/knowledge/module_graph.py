@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from domain.canonical import canonical_json, sha256_hex
-from domain.module_scope import api_files, is_test_file
-from domain.skeleton import FileSkeleton, MergedSkeleton, skeleton_hash
+from domain.knowledge.module_scope import api_files, is_test_file
+from domain.knowledge.skeleton import FileSkeleton, MergedSkeleton, skeleton_hash
 
 _FILE_SURFACES: dict[tuple[str, str], str] = {}  # (path, content sha256) -> the file's API-surface hash
 
@@ -39,7 +39,7 @@ def file_surface(f: FileSkeleton) -> str:
 def api_hash(files: Iterable[FileSkeleton]) -> str:
     """The API-surface hash of a set of files (what reverse-spec records as `skeletonHash`): sha256 over the
     sorted (path, file surface hash) pairs, so unchanged files cost nothing to hash again. Test files are not
-    API (domain/module_scope.py): a changed test changes no hash."""
+    API (domain/knowledge/module_scope.py): a changed test changes no hash."""
     return sha256_hex(canonical_json(sorted([f.path, file_surface(f)] for f in api_files(files))))
 
 

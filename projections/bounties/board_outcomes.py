@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.sql import Cursor, SqlDb
-from domain.bounty import Bounty
-from domain.contract import Status
+from domain.bounties.bounty import Bounty
+from domain.bounties.contract import Status
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS board_outcomes (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL,

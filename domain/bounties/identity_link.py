@@ -13,8 +13,8 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.bounties.chain_events import ChainEvent
 from domain.canonical import natural_id
-from domain.chain_events import ChainEvent
 
 
 class AccountLink(Aggregate):

@@ -10,7 +10,7 @@ and ranges are in the "C" collation (byte order, as SQLite's default).
 from __future__ import annotations
 
 from adapters.sql import SqlDb
-from projections.board import BountyBoard
+from projections.bounties.board import BountyBoard
 from projections.versions import ready
 
 COLUMNS = ("bounty_id", "task_id", "repo")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.skeleton import Export, FileSkeleton, normalize_signature
+from domain.knowledge.skeleton import Export, FileSkeleton, normalize_signature
 
 
 def _export_lines(export: Export, indent: str, docs: bool, members: bool) -> list[str]:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from domain.amounts import display
-from domain.text_scan import Span, remove
+from domain.bounties.amounts import display
+from domain.knowledge.text_scan import Span, remove
 
 FENCE_LANG = "code3-meta"
 SCHEMA = "code3/v1"

@@ -26,7 +26,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from domain.contract_terms import (
+from domain.bounties.contract_terms import (
     ABORT_CODES,
     BPS,
     COMMIT_SHA_DIGITS,
@@ -334,7 +334,7 @@ def set_resolver(config: ChainConfig, signer: str, resolver: str) -> None:
 
 def link(signer: str, forge_user_id: int, login: str, account: str, proof_ok: bool) -> Emitted:
     """`signer` (a resolver) records that the forge account `forge_user_id` (shown as `login`) is `account`.
-    `proof_ok`: the statement `domain.links.link_message(forge_user_id, account)` is signed by a key that
+    `proof_ok`: the statement `domain.bounties.links.link_message(forge_user_id, account)` is signed by a key that
     authenticates `account` (checked by the chain itself, so no resolver links an address without its key).
     That the forge account published the statement is what the resolver checked on the forge. Links are kept
     per resolver: a bounty consults only its own resolver's."""

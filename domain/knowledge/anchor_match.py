@@ -1,4 +1,4 @@
-"""How re-anchoring weighs its evidence (domain/anchor.py runs the steps): verbatim occurrences told
+"""How re-anchoring weighs its evidence (domain/knowledge/anchor.py runs the steps): verbatim occurrences told
 apart by their context, fuzzy windows over the file scored against the quote and the context, their
 edges aligned line by line through difflib, and the checks that turn a doubtful match into orphaned.
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel, LCSseq
 
-from domain.anchor_model import (
+from domain.knowledge.anchor_model import (
     CONTEXT_LINES,
     Anchor,
     AnchorResult,

@@ -3,8 +3,8 @@ lines, their context, the file's digest, how often the quote occurred), the `Anc
 line primitives both the capture and the search stand on (lines as an editor numbers them, the context of a
 range, the verbatim occurrences of a quote). Pure computation, no I/O.
 
-domain/anchor.py runs the re-anchoring steps and is the public face (it re-exports these names);
-domain/anchor_match.py weighs the evidence. Both import this module, and neither imports the other back.
+domain/knowledge/anchor.py runs the re-anchoring steps and is the public face (it re-exports these names);
+domain/knowledge/anchor_match.py weighs the evidence. Both import this module, and neither imports the other back.
 """
 
 from __future__ import annotations

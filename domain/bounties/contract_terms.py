@@ -32,7 +32,7 @@ MAX_LOGIN_BYTES = 39  # GitHub's longest login
 MAX_PAGE = 100  # ids or bounties one paged view returns at most
 ISSUE_HASH_DIGITS = 64  # sha256, lowercase hex
 COMMIT_SHA_DIGITS = (40, 64)  # git's sha1 or sha256 object ids, lowercase hex
-LINK_PREFIX = b"CODE3::LINK::v1::"  # what an account signs to be linked to a forge account (see domain.links)
+LINK_PREFIX = b"CODE3::LINK::v1::"  # what an account signs to be linked to a forge account (see domain.bounties.links)
 
 
 class Status(IntEnum):

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from domain.skeleton import Export, FileSkeleton, MergedSkeleton, normalize_signature, surface_signature
+from domain.knowledge.skeleton import Export, FileSkeleton, MergedSkeleton, normalize_signature, surface_signature
 
 Severity = Literal["high", "medium", "low"]
 _TRAILING_COMMA = re.compile(r",(\s*[)\]}>])")

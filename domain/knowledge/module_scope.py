@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TypeVar
 
-from domain.skeleton import FileSkeleton
+from domain.knowledge.skeleton import FileSkeleton
 
 T = TypeVar("T", bound=FileSkeleton)
 TEST_DIRS = frozenset({"tests", "__tests__"})

@@ -14,7 +14,7 @@ from typing import Any
 from eventsourcing.application import Application
 
 from adapters.sql import Cursor, SqlDb
-from domain.annotation import Annotation
+from domain.knowledge.annotation import Annotation
 from projections.versions import ready
 
 SCHEMA = """

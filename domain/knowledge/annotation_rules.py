@@ -18,7 +18,7 @@ from domain.canonical import natural_id
 from domain.errors import Code, Code3Error
 
 if TYPE_CHECKING:
-    from domain.anchor import Anchor
+    from domain.knowledge.anchor import Anchor
 
 PRIORITIES = ("P0", "P1", "P2")
 SENSITIVITIES = ("public", "internal", "secret")

@@ -27,8 +27,10 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.anchor import Anchor, AnchorResult, file_digest, reanchor, snippet_at
-from domain.annotation_rules import (
+from domain.canonical import canonical_json, natural_id, sha256_hex
+from domain.errors import Code, Code3Error
+from domain.knowledge.anchor import Anchor, AnchorResult, file_digest, reanchor, snippet_at
+from domain.knowledge.annotation_rules import (
     DEFAULT_PRIORITY,
     MAX_COMMENT_CHARS,
     MAX_LINES,
@@ -49,9 +51,7 @@ from domain.annotation_rules import (
     invalid,
     parse_ann_id,
 )
-from domain.canonical import canonical_json, natural_id, sha256_hex
-from domain.errors import Code, Code3Error
-from domain.stitch import StitchItem
+from domain.knowledge.stitch import StitchItem
 
 __all__ = ["DEFAULT_PRIORITY", "MAX_COMMENT_CHARS", "MAX_LINES", "MAX_QUOTE_CHARS", "MAX_TAGS", "PRIORITIES",
            "SENSITIVITIES", "Annotation", "Sealer", "annotation_uuid", "format_ann_id", "parse_ann_id"]

@@ -12,9 +12,8 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.canonical import natural_id
-from domain.chain_events import ChainEvent
-from domain.contract import (
+from domain.bounties.chain_events import ChainEvent
+from domain.bounties.contract import (
     DEFAULT_DISPUTE_PERIOD,
     Mode,
     Rejection,
@@ -23,6 +22,7 @@ from domain.contract import (
     status_after_accept,
     status_after_withdraw,
 )
+from domain.canonical import natural_id
 
 LIVE, CLOSED = "live", "closed"  # a submission's state in the mirror (SubmissionState on chain)
 
@@ -435,7 +435,7 @@ class Bounty(Aggregate):
         return sorted(w for w, s in self.submissions.items() if s.get("state", LIVE) == LIVE)
 
     def comparable(self) -> dict[str, Any]:
-        """The part of the state the chain also holds, in the chain's terms (defined once, in domain.contract)."""
+        """The part of the state the chain also holds, in the chain's terms (defined once, in the contract module)."""
         return mirror_view(self.status, self.entrants, self.winner, self.cooling_until, self.holder, self.hold_until,
                            self.live_workers(), self.dispute["by"] if self.dispute else None, self.pool)
 

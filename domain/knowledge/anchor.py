@@ -21,14 +21,14 @@ Never silently wrong: a short quote found elsewhere without its context, two nea
 unclear edge or a weak similarity all give orphaned, which a person can re-attach, rather than a
 doubtful anchor. benchmarks/reanchor.py measures both sides of that trade.
 
-What an anchor and a result are, and the line primitives, are domain/anchor_model.py's (re-exported
+What an anchor and a result are, and the line primitives, are domain/knowledge/anchor_model.py's (re-exported
 here: this module is what callers import); the evidence of steps 2 to 5 is weighed in anchor_match.py.
 """
 
 from __future__ import annotations
 
-from domain.anchor_match import IN_PLACE_CONTEXT, Matcher
-from domain.anchor_model import (
+from domain.knowledge.anchor_match import IN_PLACE_CONTEXT, Matcher
+from domain.knowledge.anchor_model import (
     CONTEXT_CHARS,
     CONTEXT_LINES,
     Anchor,

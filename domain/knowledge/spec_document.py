@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain.skeleton import MergedSkeleton
-from domain.text_scan import Span, delimited, first, remove
+from domain.knowledge.skeleton import MergedSkeleton
+from domain.knowledge.text_scan import Span, delimited, first, remove
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("intent", "Intent"),
@@ -55,7 +55,7 @@ CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "record", "pro
 MAX_EDGES = 200
 
 # A spec is text from others (a repository's, a model's): it is parsed in linear time. The markers are found
-# with str.find (domain/text_scan.py), never with a lazy `.*?` that rescans the rest of the text at each
+# with str.find (domain/knowledge/text_scan.py), never with a lazy `.*?` that rescans the rest of the text at each
 # opener; the two patterns left are anchored at a line start and stop at its end.
 _BASELINE_OPEN, _BASELINE_CLOSE = "<!-- baseline-skeleton: {", "} -->"
 _HEADING = re.compile(r"^## (\d)\. .*$", re.MULTILINE)

@@ -1,0 +1,1 @@
+"""Read models of code knowledge: the CodeNexus index and the annotation store."""
