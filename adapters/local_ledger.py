@@ -11,54 +11,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from adapters.keystore import address_of, public_key_of, verify
+from adapters import ledger_tables as tables
+from adapters.keystore import address_of, public_key_of
+from adapters.ledger_execution import ENTRY_FUNCTIONS, Execution
 from adapters.ports import Receipt, Signer
 from adapters.sql import Cursor, SqlDb
 from domain.bounties import contract
 from domain.bounties.chain_events import ChainEvent
-from domain.bounties.contract import BountyState, ChainConfig, ContractAbort, Emitted, mode_arg, u64_arg
-from domain.bounties.links import link_message
+from domain.bounties.contract import BountyState, ChainConfig, ContractAbort, mode_arg, u64_arg
 from domain.canonical import canonical_json
 from domain.errors import Code, Code3Error
 
-ESCROW = "0xc0de3"  # the contract's own account, holding escrowed funds (no key signs for it)
 NO_ADDRESS = "0x" + "0" * 64
 SIGNING_PREFIX = b"CODE3::RawTransaction::"
-CONTRACT_VERSION = "2"
 # The clock never passes this, so `now + any bounded duration` (deadline, hold, cooling, grace) stays a u64.
 MAX_CLOCK = (contract.U64_MAX - contract.MAX_DEADLINE_AHEAD - contract.MAX_COOLING_PERIOD - contract.MAX_HOLD_SECONDS
              - contract.MAX_DISPUTE_PERIOD - contract.REFUND_GRACE)
-# Amounts are stored as decimal TEXT: SQLite's INTEGER is a signed 64-bit and turns larger values into REAL.
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS accounts (address TEXT PRIMARY KEY, public_key TEXT NOT NULL,
-    sequence_number INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS funds (address TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
-    PRIMARY KEY (address, asset));
-CREATE TABLE IF NOT EXISTS bounty_states (bounty_id INTEGER PRIMARY KEY, sponsor TEXT NOT NULL,
-    issue_hash TEXT NOT NULL, state TEXT NOT NULL, UNIQUE (sponsor, issue_hash));
-CREATE TABLE IF NOT EXISTS entrants (bounty_id INTEGER NOT NULL, worker TEXT NOT NULL, PRIMARY KEY (bounty_id, worker));
-CREATE TABLE IF NOT EXISTS contributions (bounty_id INTEGER NOT NULL, funder TEXT NOT NULL, amount TEXT NOT NULL,
-    PRIMARY KEY (bounty_id, funder));
-CREATE TABLE IF NOT EXISTS nonces (account TEXT NOT NULL, nonce TEXT NOT NULL, PRIMARY KEY (account, nonce));
-CREATE TABLE IF NOT EXISTS links (resolver TEXT NOT NULL, forge_user_id TEXT NOT NULL, account TEXT NOT NULL,
-    login TEXT NOT NULL, PRIMARY KEY (resolver, forge_user_id), UNIQUE (resolver, account));
-CREATE TABLE IF NOT EXISTS settled_prs (repo_id TEXT NOT NULL, pr_number TEXT NOT NULL, bounty_id INTEGER NOT NULL,
-    PRIMARY KEY (repo_id, pr_number));
-CREATE TABLE IF NOT EXISTS transactions (version INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
-    sender TEXT NOT NULL, sequence_number INTEGER NOT NULL, payload TEXT NOT NULL, success INTEGER NOT NULL,
-    abort_code INTEGER, timestamp INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS events (version INTEGER NOT NULL, idx INTEGER NOT NULL, type TEXT NOT NULL,
-    bounty_id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (version, idx));
-CREATE INDEX IF NOT EXISTS events_by_bounty ON events (bounty_id, version, idx);
-"""
 # functions the resolver calls for the account linked to a forge user (a command in a comment)
 ON_BEHALF = {"accept_for": "accept_bounty", "withdraw_for": "withdraw_task", "submit_pr_for": "submit_pr",
              "set_split_for": "set_split", "dispute_for": "dispute"}
@@ -80,31 +54,31 @@ class LocalLedger:
                  resolver: str | None = None, admin: str | None = None, asset: str = "USDT",
                  dispute_period: int = contract.DEFAULT_DISPUTE_PERIOD) -> None:
         self.path = path
-        self.db = SqlDb.sqlite(path, _SCHEMA)
+        self.db = SqlDb.sqlite(path, tables.SCHEMA)
         with self.db.transaction() as db:
-            if _meta(db, "cooling_period") is None:
+            if tables.meta(db, "cooling_period") is None:
                 try:
                     contract.initialize(cooling_period, dispute_period)
                 except ContractAbort as abort:
                     raise Code3Error(Code.VALIDATION, f"cooling period {cooling_period} s or dispute period "
                                      f"{dispute_period} s is out of bounds ({abort.abort.name})",
                                      f"use 1 to {contract.MAX_COOLING_PERIOD} seconds") from None
-                _set_meta(db, "cooling_period", str(cooling_period))
-                _set_meta(db, "dispute_period", str(dispute_period))
-                _set_meta(db, "asset", asset)
-                _set_meta(db, "contract_version", CONTRACT_VERSION)
-            _migrate(db)
-            if _meta(db, "clock_offset") is None:
-                _set_meta(db, "clock_offset", "0")
+                tables.set_meta(db, "cooling_period", str(cooling_period))
+                tables.set_meta(db, "dispute_period", str(dispute_period))
+                tables.set_meta(db, "asset", asset)
+                tables.set_meta(db, "contract_version", tables.CONTRACT_VERSION)
+            tables.migrate(db)
+            if tables.meta(db, "clock_offset") is None:
+                tables.set_meta(db, "clock_offset", "0")
         self.initialize_roles(resolver, admin)
 
     def initialize_roles(self, resolver: str | None, admin: str | None = None) -> None:
         """Record the resolver (and the admin, by default the resolver) unless the ledger has them already."""
         with self.db.transaction() as db:
-            if resolver is not None and _meta(db, "resolver") is None:
-                _set_meta(db, "resolver", resolver)
-            if (admin or resolver) is not None and _meta(db, "admin") is None:
-                _set_meta(db, "admin", admin or resolver or "")
+            if resolver is not None and tables.meta(db, "resolver") is None:
+                tables.set_meta(db, "resolver", resolver)
+            if (admin or resolver) is not None and tables.meta(db, "admin") is None:
+                tables.set_meta(db, "admin", admin or resolver or "")
 
     def close(self) -> None:
         self.db.close()
@@ -113,7 +87,7 @@ class LocalLedger:
 
     def now(self) -> int:
         with self.db.statement() as db:
-            return _now(db)
+            return tables.now(db)
 
     def advance(self, seconds: int) -> int:
         """Move the ledger's clock forward (tests and the demo pass the cooling period). Never backwards."""
@@ -121,10 +95,10 @@ class LocalLedger:
             raise Code3Error(Code.VALIDATION, f"cannot move the ledger's clock by {seconds!r} seconds",
                              "pass a whole number of seconds, zero or more: the clock never moves back")
         with self.db.transaction() as db:
-            if _now(db) + seconds > MAX_CLOCK:
+            if tables.now(db) + seconds > MAX_CLOCK:
                 raise Code3Error(Code.VALIDATION, f"moving the clock {seconds} s ahead passes its bound",
                                  "advance by a realistic duration")
-            _set_meta(db, "clock_offset", str(int(_meta(db, "clock_offset") or 0) + seconds))
+            tables.set_meta(db, "clock_offset", str(int(tables.meta(db, "clock_offset") or 0) + seconds))
         return self.now()
 
     @property
@@ -133,7 +107,7 @@ class LocalLedger:
 
     def config(self) -> ChainConfig:
         with self.db.statement() as db:
-            return _config(db)
+            return tables.config(db)
 
     # --- funds -----------------------------------------------------------------------------
 
@@ -148,12 +122,12 @@ class LocalLedger:
             if supply + amount > contract.U64_MAX:
                 raise Code3Error(Code.VALIDATION, f"minting {amount} would take the supply of {asset} past "
                                  f"{contract.U64_MAX}", "mint less: balances are u64 on chain")
-            _credit(db, address, asset, amount)
+            tables.credit(db, address, asset, amount)
         return self.balance(address, asset)
 
     def balance(self, address: str, asset: str) -> int:
         with self.db.statement() as db:
-            return _balance(db, address, asset)
+            return tables.balance(db, address, asset)
 
     # --- the client side: build, sign, submit -----------------------------------------------
 
@@ -309,13 +283,13 @@ class LocalLedger:
         if row is None:
             db.execute("INSERT INTO accounts VALUES (?, ?, 0)", (sender, public_key.hex()))
         db.execute("UPDATE accounts SET sequence_number = sequence_number + 1 WHERE address = ?", (sender,))
-        now = _now(db)
-        _set_meta(db, "high_water", str(now))  # the clock never reads earlier than a recorded transaction
+        now = tables.now(db)
+        tables.set_meta(db, "high_water", str(now))  # the clock never reads earlier than a recorded transaction
         version = (db.execute("SELECT MAX(version) FROM transactions").fetchone()[0] or 0) + 1
         function = tx["function"].rsplit("::", 1)[1]
-        executor = _Execution(db, sender, tx["args"], now)
-        if not hasattr(executor, function) or function.startswith("_"):
+        if function not in ENTRY_FUNCTIONS:
             raise TransactionRejected(f"FUNCTION_NOT_FOUND: code3::bounty::{function}")
+        executor = Execution(db, sender, tx["args"], now)
         savepoint_ok = True
         db.execute("SAVEPOINT body")
         try:
@@ -368,19 +342,19 @@ class LocalLedger:
 
     def is_entrant(self, bounty_id: str, worker: str) -> bool:
         with self.db.statement() as db:
-            return _entered(db, int(bounty_id), worker)
+            return tables.entered(db, int(bounty_id), worker)
 
     def contribution(self, bounty_id: str, funder: str) -> int:
         with self.db.statement() as db:
-            return _contribution(db, int(bounty_id), funder)
+            return tables.contribution(db, int(bounty_id), funder)
 
     def nonce_used(self, account: str, nonce: int) -> bool:
         with self.db.statement() as db:
-            return _nonce_used(db, account, nonce)
+            return tables.nonce_used(db, account, nonce)
 
     def linked_account(self, resolver: str, forge_user_id: int) -> str | None:
         with self.db.statement() as db:
-            return _linked(db, resolver, forge_user_id)
+            return tables.linked(db, resolver, forge_user_id)
 
     def linked_forge_id(self, resolver: str, account: str) -> int | None:
         with self.db.statement() as db:
@@ -390,7 +364,7 @@ class LocalLedger:
 
     def settled_by(self, repo_id: int, pr_number: int) -> str | None:
         with self.db.statement() as db:
-            return _settled(db, repo_id, pr_number)
+            return tables.settled(db, repo_id, pr_number)
 
     def bounty_events(self, bounty_id: str) -> list[ChainEvent]:
         return self._events("e.bounty_id = ?", (str(bounty_id),))
@@ -430,336 +404,3 @@ class LocalLedger:
                 "abort_code": row[3], "timestamp": row[4]}
 
 
-class _Execution:
-    """One transaction's body: each public method is an entry function of the module, run inside the transaction's
-    savepoint. It reads the tables the rule needs, runs the rule, then writes the state, the tables and the
-    movements of funds the rule's events imply."""
-
-    def __init__(self, db: Cursor, sender: str, args: dict[str, Any], now: int) -> None:
-        self.db, self.sender, self.args, self.now = db, sender, args, now
-
-    # --- the registry ---
-
-    def set_resolver(self) -> Emitted:
-        config = _config(self.db)
-        contract.set_resolver(config, self.sender, self.args["resolver"])
-        _set_meta(self.db, "resolver", config.resolver or "")
-        return []
-
-    def set_cooling_period(self) -> Emitted:
-        config = _config(self.db)
-        contract.set_cooling_period(config, self.sender, int(self.args["cooling_period"]))
-        _set_meta(self.db, "cooling_period", str(config.cooling_period))
-        return []
-
-    def set_dispute_period(self) -> Emitted:
-        config = _config(self.db)
-        contract.set_dispute_period(config, self.sender, int(self.args["dispute_period"]))
-        _set_meta(self.db, "dispute_period", str(config.dispute_period))
-        return []
-
-    def link_account(self) -> Emitted:
-        a = self.args
-        forge_user_id, account = int(a["forge_user_id"]), str(a["account"])
-        try:
-            public_key, signature = bytes.fromhex(a["public_key"]), bytes.fromhex(a["signature"])
-            message = link_message(forge_user_id, account) if forge_user_id > 0 else b""
-        except ValueError:
-            public_key, signature, message = b"", b"", b""
-        proof_ok = (len(public_key) == 32 and len(signature) == 64 and address_of(public_key) == account
-                    and verify(public_key, signature, message))
-        emitted = contract.link(self.sender, forge_user_id, str(a["login"]), account, proof_ok)
-        # one forge account per address and one address per forge account, under each resolver: a new link of
-        # either replaces the old one (a key rotated, an account renamed)
-        self.db.execute("DELETE FROM links WHERE resolver = ? AND (forge_user_id = ? OR account = ?)",
-                        (self.sender, str(forge_user_id), account))
-        self.db.execute("INSERT INTO links VALUES (?, ?, ?, ?)", (self.sender, str(forge_user_id), account,
-                                                                 str(a["login"])))
-        return emitted
-
-    # --- bounties ---
-
-    def create_bounty(self) -> Emitted:
-        a, db = self.args, self.db
-        taken = db.execute("SELECT 1 FROM bounty_states WHERE sponsor = ? AND issue_hash = ?",
-                           (self.sender, a["issue_hash"])).fetchone() is not None
-        next_id = (db.execute("SELECT MAX(bounty_id) FROM bounty_states").fetchone()[0] or 0) + 1
-        config = _config(db)
-        state = BountyState(
-            bounty_id=str(next_id), sponsor=self.sender, resolver=config.resolver, repo=a["repo"],
-            repo_id=int(a.get("repo_id", 0)), issue_hash=a["issue_hash"], asset=a["asset"], amount=int(a["amount"]),
-            created_at=self.now, cooling_period=config.cooling_period, dispute_period=config.dispute_period,
-            deadline=int(a["deadline"]), mode=a["mode"], hold_seconds=int(a["hold_seconds"]),
-        )
-        emitted = contract.create(state, _balance(db, self.sender, state.asset), self.now, taken)
-        _move(db, self.sender, ESCROW, state.asset, state.amount)
-        db.execute("INSERT INTO bounty_states VALUES (?, ?, ?, ?)",
-                   (next_id, self.sender, state.issue_hash, json.dumps(state.to_dict())))
-        _add_contribution(db, next_id, self.sender, state.amount)
-        return emitted
-
-    def fund_bounty(self) -> Emitted:
-        state, a = self._load(), self.args
-        amount, nonce = int(a["amount"]), int(a["nonce"])
-        held = _contribution(self.db, int(state.bounty_id), self.sender)
-        emitted = contract.fund(state, self.sender, amount, _nonce_used(self.db, self.sender, nonce),
-                                _balance(self.db, self.sender, state.asset), held == 0, nonce)
-        _use_nonce(self.db, self.sender, nonce)
-        _move(self.db, self.sender, ESCROW, state.asset, amount)
-        _add_contribution(self.db, int(state.bounty_id), self.sender, amount)
-        return self._save(state, emitted)
-
-    def accept_bounty(self, actor: str | None = None) -> Emitted:
-        state = self._load()
-        worker = actor or self.sender
-        entered = _entered(self.db, int(state.bounty_id), worker)
-        emitted = contract.accept(state, worker, self.now, entered)
-        if emitted and state.mode is contract.Mode.CONTEST:
-            self.db.execute("INSERT INTO entrants VALUES (?, ?)", (int(state.bounty_id), worker))
-        return self._save(state, emitted)
-
-    def withdraw_task(self, actor: str | None = None) -> Emitted:
-        state = self._load()
-        worker = actor or self.sender
-        emitted = contract.withdraw(state, worker, _entered(self.db, int(state.bounty_id), worker))
-        self.db.execute("DELETE FROM entrants WHERE bounty_id = ? AND worker = ?", (int(state.bounty_id), worker))
-        return self._save(state, emitted)
-
-    def submit_pr(self, actor: str | None = None) -> Emitted:
-        state, a = self._load(), self.args
-        worker = actor or self.sender
-        emitted = contract.submit_pr(state, worker, a["pr_url"], a["commit_sha"], self.now,
-                                     _entered(self.db, int(state.bounty_id), worker))
-        return self._save(state, emitted)
-
-    def reject_submission(self) -> Emitted:
-        state, a = self._load(), self.args
-        emitted = contract.reject_submission(state, self.sender, str(a["worker"]), int(a["reason"]), self.now)
-        return self._save(state, emitted)
-
-    def mark_merged(self) -> Emitted:
-        state, a = self._load(), self.args
-        repo_id, pr_number = int(a["repo_id"]), int(a["pr_number"])
-        winner = _linked(self.db, state.resolver, int(a["author_id"])) if state.resolver else None
-        emitted = contract.mark_merged(state, self.sender, a["pr_url"], int(a["author_id"]), repo_id, pr_number,
-                                       self.now, winner, _settled(self.db, repo_id, pr_number) is not None)
-        self.db.execute("INSERT INTO settled_prs VALUES (?, ?, ?)", (str(repo_id), str(pr_number),
-                                                                    int(state.bounty_id)))
-        return self._save(state, emitted)
-
-    def set_split(self, actor: str | None = None) -> Emitted:
-        state, a = self._load(), self.args
-        recipients, shares = [str(r) for r in a["recipients"]], [int(s) for s in a["shares"]]
-        linked = [state.resolver is not None and _linked_id(self.db, state.resolver, r) is not None
-                  for r in recipients]
-        emitted = contract.set_split(state, actor or self.sender, recipients, shares, linked)
-        return self._save(state, emitted)
-
-    def claim_payout(self) -> Emitted:
-        state = self._load()
-        return self._save(state, contract.claim_payout(state, self.now))
-
-    def cancel_bounty(self) -> Emitted:
-        state = self._load()
-        held = _contribution(self.db, int(state.bounty_id), self.sender)
-        return self._save(state, contract.cancel(state, self.sender, self.now, held))
-
-    def withdraw_refund(self) -> Emitted:
-        state = self._load()
-        held = _contribution(self.db, int(state.bounty_id), self.sender)
-        return self._save(state, contract.withdraw_refund(state, self.sender, held))
-
-    def dispute(self, actor: str | None = None) -> Emitted:
-        state = self._load()
-        return self._save(state, contract.dispute(state, actor or self.sender, str(self.args["reason"]), self.now))
-
-    def rule(self) -> Emitted:
-        state = self._load()
-        held = _contribution(self.db, int(state.bounty_id), state.sponsor)
-        return self._save(state, contract.rule(state, self.sender, int(self.args["share_bps"]), self.now, held))
-
-    def tip(self) -> Emitted:
-        state, a = self._load(), self.args
-        to, amount, nonce = str(a["to"]), int(a["amount"]), int(a["nonce"])
-        linked = state.resolver is not None and _linked_id(self.db, state.resolver, to) is not None
-        emitted = contract.tip(state, self.sender, to, amount, nonce, _nonce_used(self.db, self.sender, nonce),
-                               linked, _balance(self.db, self.sender, state.asset))
-        _use_nonce(self.db, self.sender, nonce)
-        _move(self.db, self.sender, to, state.asset, amount)
-        return emitted
-
-    # --- the resolver acting for a linked account ---
-
-    def _actor(self) -> str:
-        state = self._load()
-        found = _linked(self.db, state.resolver, int(self.args["forge_user_id"])) if state.resolver else None
-        return contract.on_behalf(state, self.sender, found)
-
-    def accept_for(self) -> Emitted:
-        return self.accept_bounty(self._actor())
-
-    def withdraw_for(self) -> Emitted:
-        return self.withdraw_task(self._actor())
-
-    def submit_pr_for(self) -> Emitted:
-        return self.submit_pr(self._actor())
-
-    def set_split_for(self) -> Emitted:
-        return self.set_split(self._actor())
-
-    def dispute_for(self) -> Emitted:
-        return self.dispute(self._actor())
-
-    # --- state and funds ---
-
-    def _load(self) -> BountyState:
-        state = _load(self.db, self.args["bounty_id"])
-        if state.resolver is None:  # created before a resolver was recorded: it takes the registry's, once
-            state.resolver = _config(self.db).resolver
-        return state
-
-    def _save(self, state: BountyState, emitted: Emitted) -> Emitted:
-        """Write the state and move the funds the events say moved (from the escrow or back to it)."""
-        bounty_id = int(state.bounty_id)
-        for etype, data in emitted:
-            if etype == "BountyPaid":
-                for to, amount in zip(data["recipients"], data["amounts"], strict=True):
-                    _move(self.db, ESCROW, to, state.asset, int(amount))
-            elif etype == "RefundWithdrawn":
-                self.db.execute("DELETE FROM contributions WHERE bounty_id = ? AND funder = ?",
-                                (bounty_id, data["funder"]))
-                _move(self.db, ESCROW, data["funder"], state.asset, int(data["amount"]))
-        self.db.execute("UPDATE bounty_states SET state = ? WHERE bounty_id = ?",
-                        (json.dumps(state.to_dict()), bounty_id))
-        return emitted
-
-
-def _meta(db: Cursor, key: str) -> str | None:
-    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
-
-
-def _set_meta(db: Cursor, key: str, value: str) -> None:
-    db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
-
-
-def _now(db: Cursor) -> int:
-    """Wall clock plus the tests' offset, never earlier than the last recorded transaction."""
-    return max(int(time.time()) + int(_meta(db, "clock_offset") or 0), int(_meta(db, "high_water") or 0))
-
-
-def _config(db: Cursor) -> ChainConfig:
-    return ChainConfig(admin=_meta(db, "admin") or None, resolver=_meta(db, "resolver") or None,
-                       asset=_meta(db, "asset") or "USDT", escrow=ESCROW,
-                       cooling_period=int(_meta(db, "cooling_period") or contract.DEFAULT_COOLING_PERIOD),
-                       dispute_period=int(_meta(db, "dispute_period") or contract.DEFAULT_DISPUTE_PERIOD))
-
-
-def _balance(db: Cursor, address: str, asset: str) -> int:
-    row = db.execute("SELECT amount FROM funds WHERE address = ? AND asset = ?", (address, asset)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _credit(db: Cursor, address: str, asset: str, amount: int) -> None:
-    total = _balance(db, address, asset) + amount
-    assert 0 <= total <= contract.U64_MAX, "the supply cap keeps every balance a u64"
-    db.execute("INSERT INTO funds VALUES (?, ?, ?) ON CONFLICT (address, asset) DO UPDATE SET amount = excluded.amount",
-               (address, asset, str(total)))
-
-
-def _move(db: Cursor, source: str, to: str, asset: str, amount: int) -> None:
-    """A transfer; the rules checked the payer's balance, so a shortfall here is the contract's bug."""
-    balance = _balance(db, source, asset)
-    if balance < amount:
-        raise ContractAbort(contract.Abort.INSUFFICIENT_BALANCE)
-    db.execute("UPDATE funds SET amount = ? WHERE address = ? AND asset = ?", (str(balance - amount), source, asset))
-    _credit(db, to, asset, amount)
-
-
-def _load(db: Cursor, bounty_id: str) -> BountyState:
-    if not str(bounty_id).isdigit() or int(bounty_id) > contract.U64_MAX:
-        raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
-    row = db.execute("SELECT state FROM bounty_states WHERE bounty_id = ?", (int(bounty_id),)).fetchone()
-    if not row:
-        raise ContractAbort(contract.Abort.BOUNTY_NOT_FOUND)
-    return BountyState.from_dict(json.loads(row[0]))
-
-
-def _entered(db: Cursor, bounty_id: int, worker: str) -> bool:
-    return db.execute("SELECT 1 FROM entrants WHERE bounty_id = ? AND worker = ?",
-                      (bounty_id, worker)).fetchone() is not None
-
-
-def _contribution(db: Cursor, bounty_id: int, funder: str) -> int:
-    row = db.execute("SELECT amount FROM contributions WHERE bounty_id = ? AND funder = ?",
-                     (bounty_id, funder)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _add_contribution(db: Cursor, bounty_id: int, funder: str, amount: int) -> None:
-    total = _contribution(db, bounty_id, funder) + amount
-    db.execute("INSERT INTO contributions VALUES (?, ?, ?) ON CONFLICT (bounty_id, funder) "
-               "DO UPDATE SET amount = excluded.amount", (bounty_id, funder, str(total)))
-
-
-def _nonce_used(db: Cursor, account: str, nonce: int) -> bool:
-    return db.execute("SELECT 1 FROM nonces WHERE account = ? AND nonce = ?", (account, str(nonce))).fetchone() \
-        is not None
-
-
-def _use_nonce(db: Cursor, account: str, nonce: int) -> None:
-    db.execute("INSERT INTO nonces VALUES (?, ?)", (account, str(nonce)))
-
-
-def _linked(db: Cursor, resolver: str | None, forge_user_id: int) -> str | None:
-    row = db.execute("SELECT account FROM links WHERE resolver = ? AND forge_user_id = ?",
-                     (resolver, str(forge_user_id))).fetchone()
-    return row[0] if row else None
-
-
-def _linked_id(db: Cursor, resolver: str, account: str) -> int | None:
-    row = db.execute("SELECT forge_user_id FROM links WHERE resolver = ? AND account = ?",
-                     (resolver, account)).fetchone()
-    return int(row[0]) if row else None
-
-
-def _settled(db: Cursor, repo_id: int, pr_number: int) -> str | None:
-    row = db.execute("SELECT bounty_id FROM settled_prs WHERE repo_id = ? AND pr_number = ?",
-                     (str(repo_id), str(pr_number))).fetchone()
-    return str(row[0]) if row else None
-
-
-def _migrate(db: Cursor) -> None:
-    """A ledger file of an older contract: v1's tables and states become v2's (the embedded ledger is one file per
-    project, so it moves in place; a Move deployment is a new package instead, see the README). A v1 bounty keeps
-    its terms; its sponsor is its one funder, its accepted contest workers its entrants, and it takes the
-    registry's resolver at its first resolver-only step."""
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
-    if "balances" in tables:  # before u64 amounts
-        for address, asset, amount in db.execute("SELECT address, asset, amount FROM balances").fetchall():
-            db.execute("INSERT INTO funds VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (address, asset, str(int(amount))))
-        db.execute("DROP TABLE balances")
-    if "bounties" in tables:  # before per-sponsor issue hashes
-        for bounty_id, stored in db.execute("SELECT bounty_id, state FROM bounties").fetchall():
-            raw = json.loads(stored)
-            db.execute("INSERT INTO bounty_states VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                       (bounty_id, raw["sponsor"], raw["issue_hash"], stored))
-        db.execute("DROP TABLE bounties")
-    if _meta(db, "contract_version") == CONTRACT_VERSION:
-        return
-    for bounty_id, stored in db.execute("SELECT bounty_id, state FROM bounty_states").fetchall():
-        raw = json.loads(stored)
-        if "workers" not in raw:
-            continue
-        state = BountyState.from_dict(raw)
-        if state.mode is contract.Mode.CONTEST:
-            for worker in raw["workers"]:
-                db.execute("INSERT INTO entrants VALUES (?, ?) ON CONFLICT DO NOTHING", (bounty_id, worker))
-        if state.status in contract.LIVE_STATES or state.status is contract.Status.COOLING_DOWN:
-            _add_contribution(db, bounty_id, state.sponsor, state.amount)
-        else:
-            state.funders = 0  # settled under v1: nothing to withdraw
-        db.execute("UPDATE bounty_states SET state = ? WHERE bounty_id = ?", (json.dumps(state.to_dict()), bounty_id))
-    if _meta(db, "dispute_period") is None:
-        _set_meta(db, "dispute_period", str(contract.DEFAULT_DISPUTE_PERIOD))
-    _set_meta(db, "contract_version", CONTRACT_VERSION)

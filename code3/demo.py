@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.keystore import Keystore
+from adapters.ledger_tables import ESCROW
 from adapters.local_forge import LocalForge
-from adapters.local_ledger import ESCROW, LocalLedger
+from adapters.local_ledger import LocalLedger
 from code3.settings import Settings
 from code3.wiring import build_services, record_resolver
 from domain.errors import Code3Error

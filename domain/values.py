@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NewType
 from urllib.parse import urlsplit
 
 from domain.errors import Code, Code3Error
 
 U64_MAX = 2**64 - 1
+
+# What a parse returns keeps its type from a tool's arguments to the aggregate, so a checker sees a value that was
+# checked once travel as checked (no str re-parsed downstream): free at run time (NewType is the value itself).
+Repo = NewType("Repo", str)  # owner/name, as parse_repo accepted it
+FeatureId = NewType("FeatureId", str)  # NNN-slug
+Branch = NewType("Branch", str)  # by git's ref rules
+Amount = NewType("Amount", int)  # in the asset's smallest unit, within u64
+CommitSha = NewType("CommitSha", str)  # 7 to 64 lowercase hex digits
 MAX_DURATION = 10 * 365 * 24 * 3600  # ten years, far inside u64 once added to any chain clock
 
 _REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9_.-]{1,100}")
@@ -35,19 +44,19 @@ def _text(what: str, value: object, max_len: int, hint: str) -> str:
     return value
 
 
-def parse_repo(value: object) -> str:
+def parse_repo(value: object) -> Repo:
     text = _text("repository", value, 141, "use the form owner/repo")
     if not _REPO.fullmatch(text) or text.split("/")[1] in (".", ".."):
         raise _invalid("repository", value, "use the form owner/repo (letters, digits, '-', '_', '.')")
-    return text
+    return Repo(text)
 
 
-def parse_feature_id(value: object) -> str:
+def parse_feature_id(value: object) -> FeatureId:
     hint = "use NNN-slug: three digits, a dash, lower-case words joined by dashes (e.g. 001-login), at most 64 chars"
     text = _text("feature_id", value, 64, hint)
     if not _FEATURE_ID.fullmatch(text):
         raise _invalid("feature_id", value, hint)
-    return text
+    return FeatureId(text)
 
 
 @dataclass(frozen=True)
@@ -111,23 +120,24 @@ def parse_comment_url(value: object, base: str | None = None) -> tuple[ForgeUrl,
     return parse_forge_url(page, base=base), int(found[1])
 
 
-def parse_branch(value: object) -> str:
+def parse_branch(value: object) -> Branch:
     """A branch name by git's ref rules (check-ref-format), at most 200 characters."""
     hint = "use a git branch name such as feat/003-web-ai-agent (no spaces, '..', '~^:?*[\\', '@{', leading '-')"
     text = _text("branch", value, 200, hint)
     if (_BRANCH_FORBIDDEN.search(text) or text.startswith(("-", "/", ".")) or text.endswith(("/", ".", ".lock"))
             or "/." in text or ".lock/" in text or text == "@"):
         raise _invalid("branch", value, hint)
-    return text
+    return Branch(text)
 
 
-def parse_amount(value: object, allow_zero: bool = False) -> int:
-    """A decimal string of digits in the asset's smallest unit, within the chain's u64 range."""
-    hint = 'pass the amount as a string of digits in the asset\'s smallest unit, e.g. "1000000" (at most 2^64-1)'
-    text = _text("amount", value, 20, hint)
+def parse_amount(value: object, allow_zero: bool = False, what: str = "amount") -> Amount:
+    """A decimal string of digits in the asset's smallest unit, within the chain's u64 range (`what`: the argument's
+    name, as the refusal says it)."""
+    hint = f'pass {what} as a string of digits in the asset\'s smallest unit, e.g. "1000000" (at most 2^64-1)'
+    text = _text(what, value, 20, hint)
     if not _DIGITS.fullmatch(text) or int(text) > U64_MAX or (int(text) == 0 and not allow_zero):
-        raise _invalid("amount", value, hint)
-    return int(text)
+        raise _invalid(what, value, hint)
+    return Amount(int(text))
 
 
 def parse_duration(value: object, what: str = "duration") -> int:
@@ -137,11 +147,11 @@ def parse_duration(value: object, what: str = "duration") -> int:
     return value
 
 
-def parse_commit_sha(value: object) -> str:
+def parse_commit_sha(value: object) -> CommitSha:
     text = _text("commit_sha", value, 64, "pass the commit id as 7 to 64 lower-case hex digits")
     if not _SHA.fullmatch(text):
         raise _invalid("commit_sha", value, "pass the commit id as 7 to 64 lower-case hex digits")
-    return text
+    return CommitSha(text)
 
 
 def parse_project_path(value: object, max_len: int = 1024) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from adapters.ledger_tables import ESCROW
 from adapters.local_forge import LocalForge
-from adapters.local_ledger import ESCROW, LocalLedger
+from adapters.local_ledger import LocalLedger
 
 
 class Stack(Protocol):

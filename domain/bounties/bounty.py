@@ -12,7 +12,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.bounties.chain_events import ChainEvent
+from domain.bounties.chain_events import ChainCoords, ChainEvent, coords_key
 from domain.bounties.contract import (
     DEFAULT_DISPUTE_PERIOD,
     Mode,
@@ -46,7 +46,7 @@ class Bounty(Aggregate):
         deadline: int | None
         mode: str
         hold_seconds: int
-        coords: dict[str, Any]
+        coords: ChainCoords
         resolver: str | None
         repo_id: int
         dispute_period: int
@@ -68,7 +68,7 @@ class Bounty(Aggregate):
         class_version = 2
         worker: str
         hold_until: int | None
-        coords: dict[str, Any]
+        coords: ChainCoords
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -76,26 +76,26 @@ class Bounty(Aggregate):
 
     class Withdrawn(Aggregate.Event):
         worker: str
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Funded(Aggregate.Event):
         funder: str
         amount: int
         pool: int
         nonce: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class PRSubmitted(Aggregate.Event):
         worker: str
         pr_url: str
         commit_sha: str
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class SubmissionRejected(Aggregate.Event):
         worker: str
         pr_url: str
         reason: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Merged(Aggregate.Event):
         """v2 adds what the resolver read on the forge: the author's forge id, the repository id and the PR number
@@ -105,7 +105,7 @@ class Bounty(Aggregate):
         winner: str
         pr_url: str
         merged_at: int
-        coords: dict[str, Any]
+        coords: ChainCoords
         author_id: int
         repo_id: int
         pr_number: int
@@ -116,25 +116,25 @@ class Bounty(Aggregate):
 
     class CoolingStarted(Aggregate.Event):
         cooling_until: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class DisputeOpened(Aggregate.Event):
         by: str
         reason: str
         rule_by: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class DisputeRuled(Aggregate.Event):
         claimant: str
         share_bps: int
         paid: int
         refunded: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class SplitSet(Aggregate.Event):
         recipients: list[str]
         shares: list[int]
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Paid(Aggregate.Event):
         """v2: a payout may be split, so it names each recipient and amount (v1 paid the winner the whole amount)."""
@@ -143,7 +143,7 @@ class Bounty(Aggregate):
         winner: str
         amount: int
         paid_at: int
-        coords: dict[str, Any]
+        coords: ChainCoords
         recipients: list[str]
         amounts: list[int]
 
@@ -158,7 +158,7 @@ class Bounty(Aggregate):
         class_version = 2
         refund_to: str
         disputed: bool
-        coords: dict[str, Any]
+        coords: ChainCoords
         amount: int | None
 
         @staticmethod
@@ -168,14 +168,14 @@ class Bounty(Aggregate):
     class RefundWithdrawn(Aggregate.Event):
         funder: str
         amount: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Tipped(Aggregate.Event):
         tipper: str
         to: str
         amount: int
         nonce: int
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Reconciled(Aggregate.Event):
         mirror: dict[str, Any]
@@ -213,7 +213,7 @@ class Bounty(Aggregate):
     @event(Created)
     def __init__(self, bounty_id: str, sponsor: str, repo: str, issue_hash: str, asset: str, amount: int,
                  cooling_period: int, created_at: int, deadline: int | None, mode: str, hold_seconds: int,
-                 coords: dict[str, Any], resolver: str | None, repo_id: int, dispute_period: int) -> None:
+                 coords: ChainCoords, resolver: str | None, repo_id: int, dispute_period: int) -> None:
         self.bounty_id = bounty_id
         self.sponsor = sponsor
         self.resolver = resolver
@@ -253,7 +253,7 @@ class Bounty(Aggregate):
         self.tips: list[dict[str, Any]] = []
         self.deliveries: list[str] = []
         self.claimable = False
-        self.seen: list[str] = [_key(coords)]
+        self.seen: list[str] = [coords_key(coords)]
 
     @classmethod
     def from_chain(cls, ev: ChainEvent) -> Bounty:
@@ -320,40 +320,40 @@ class Bounty(Aggregate):
         return True
 
     @event(Accepted)
-    def _accepted(self, worker: str, coords: dict[str, Any], hold_until: int | None = None) -> None:
+    def _accepted(self, worker: str, coords: ChainCoords, hold_until: int | None = None) -> None:
         if self.exclusive:  # the chain's rule: the new holder replaces an expired or released one
             self.workers, self.holder, self.hold_until, self.entrants = [worker], worker, hold_until, 1
         else:
             self.workers.append(worker)
             self.entrants += 1
         self.status = status_after_accept(self.status)
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Withdrawn)
-    def _withdrawn(self, worker: str, coords: dict[str, Any]) -> None:
+    def _withdrawn(self, worker: str, coords: ChainCoords) -> None:
         if worker in self.workers:
             self.workers.remove(worker)
         if self.holder == worker:
             self.holder, self.hold_until = None, None
         self.entrants = max(0, self.entrants - 1)
         self.status = status_after_withdraw(self.status, self.entrants)
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Funded)
-    def _funded(self, funder: str, amount: int, pool: int, nonce: int, coords: dict[str, Any]) -> None:
+    def _funded(self, funder: str, amount: int, pool: int, nonce: int, coords: ChainCoords) -> None:
         self.funders[funder] = self.funders.get(funder, 0) + amount
         self.pool = pool
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(PRSubmitted)
-    def _pr_submitted(self, worker: str, pr_url: str, commit_sha: str, coords: dict[str, Any]) -> None:
+    def _pr_submitted(self, worker: str, pr_url: str, commit_sha: str, coords: ChainCoords) -> None:
         self.submissions[worker] = {"pr_url": pr_url, "commit_sha": commit_sha, "tx_hash": coords["tx_hash"],
                                     "state": LIVE}
         self.status = Status.PR_SUBMITTED
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(SubmissionRejected)
-    def _submission_rejected(self, worker: str, pr_url: str, reason: int, coords: dict[str, Any]) -> None:
+    def _submission_rejected(self, worker: str, pr_url: str, reason: int, coords: ChainCoords) -> None:
         if reason == Rejection.CLOSED and worker in self.submissions:
             self.submissions[worker]["state"] = CLOSED
         else:
@@ -362,55 +362,55 @@ class Bounty(Aggregate):
                                 "tx_hash": coords["tx_hash"]})
         if not self.live_workers():
             self.status = Status.STARTED
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Merged)
-    def _merged(self, winner: str, pr_url: str, merged_at: int, coords: dict[str, Any], author_id: int = 0,
+    def _merged(self, winner: str, pr_url: str, merged_at: int, coords: ChainCoords, author_id: int = 0,
                 repo_id: int = 0, pr_number: int = 0) -> None:
         self.winner, self.merged_pr, self.merged_at = winner, pr_url, merged_at
         self.merged_pr_number, self.author_id = pr_number or None, author_id or None
         self.dispute = None  # a worker's dispute ends with the merge
         self.status = Status.MERGED
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(CoolingStarted)
-    def _cooling_started(self, cooling_until: int, coords: dict[str, Any]) -> None:
+    def _cooling_started(self, cooling_until: int, coords: ChainCoords) -> None:
         self.cooling_until = cooling_until
         self.status = Status.COOLING_DOWN
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(DisputeOpened)
-    def _dispute_opened(self, by: str, reason: str, rule_by: int, coords: dict[str, Any]) -> None:
+    def _dispute_opened(self, by: str, reason: str, rule_by: int, coords: ChainCoords) -> None:
         self.dispute = {"by": by, "reason": reason, "rule_by": rule_by, "tx_hash": coords["tx_hash"]}
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(DisputeRuled)
-    def _dispute_ruled(self, claimant: str, share_bps: int, paid: int, refunded: int, coords: dict[str, Any]) -> None:
+    def _dispute_ruled(self, claimant: str, share_bps: int, paid: int, refunded: int, coords: ChainCoords) -> None:
         ruled = {"claimant": claimant, "share_bps": share_bps, "paid": paid, "refunded": refunded,
                  "tx_hash": coords["tx_hash"]}
         if self.dispute is not None:
             ruled.update(by=self.dispute["by"], reason=self.dispute["reason"])
         self.rulings.append(ruled)
         self.dispute = None
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(SplitSet)
-    def _split_set(self, recipients: list[str], shares: list[int], coords: dict[str, Any]) -> None:
+    def _split_set(self, recipients: list[str], shares: list[int], coords: ChainCoords) -> None:
         self.split = {"recipients": list(recipients), "shares": list(shares)}
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Paid)
-    def _paid(self, winner: str, amount: int, paid_at: int, coords: dict[str, Any], recipients: list[str] | None = None,
+    def _paid(self, winner: str, amount: int, paid_at: int, coords: ChainCoords, recipients: list[str] | None = None,
               amounts: list[int] | None = None) -> None:
         self.status = Status.PAID
         self.paid_tx = coords["tx_hash"]
         self.dispute = None
         self.payouts = [{"to": to, "amount": paid}
                         for to, paid in zip(recipients or [winner], amounts or [amount], strict=True)]
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Cancelled)
-    def _cancelled(self, refund_to: str, disputed: bool, coords: dict[str, Any], amount: int | None = None) -> None:
+    def _cancelled(self, refund_to: str, disputed: bool, coords: ChainCoords, amount: int | None = None) -> None:
         if self.status is not Status.PAID:  # a ruling that pays part and refunds the rest leaves the bounty paid
             self.status = Status.CANCELLED
         self.dispute = None
@@ -419,17 +419,17 @@ class Bounty(Aggregate):
             self.refunds[refund_to] = self.pool
         else:
             self.refund_total = amount
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(RefundWithdrawn)
-    def _refund_withdrawn(self, funder: str, amount: int, coords: dict[str, Any]) -> None:
+    def _refund_withdrawn(self, funder: str, amount: int, coords: ChainCoords) -> None:
         self.refunds[funder] = self.refunds.get(funder, 0) + amount
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     @event(Tipped)
-    def _tipped(self, tipper: str, to: str, amount: int, nonce: int, coords: dict[str, Any]) -> None:
+    def _tipped(self, tipper: str, to: str, amount: int, nonce: int, coords: ChainCoords) -> None:
         self.tips.append({"tipper": tipper, "to": to, "amount": amount, "nonce": nonce, "tx_hash": coords["tx_hash"]})
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
     def live_workers(self) -> list[str]:
         return sorted(w for w, s in self.submissions.items() if s.get("state", LIVE) == LIVE)
@@ -500,8 +500,6 @@ _V2_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _key(coords: dict[str, Any]) -> str:
-    return f"{coords['version']}:{coords['index']}"
 
 
 __all__ = ["CLOSED", "LIVE", "Bounty"]

@@ -8,12 +8,11 @@ chain coordinates, so anyone can audit who could be paid for whose work.
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.bounties.chain_events import ChainEvent
+from domain.bounties.chain_events import ChainCoords, ChainEvent, coords_key
 from domain.canonical import natural_id
 
 
@@ -23,21 +22,21 @@ class AccountLink(Aggregate):
         forge_user_id: int
         login: str
         account: str
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     class Relinked(Aggregate.Event):
         login: str
         account: str
-        coords: dict[str, Any]
+        coords: ChainCoords
 
     @staticmethod
     def create_id(resolver: str, forge_user_id: int) -> UUID:
         return natural_id("link", f"{resolver}:{forge_user_id}")
 
     @event(Linked)
-    def __init__(self, resolver: str, forge_user_id: int, login: str, account: str, coords: dict[str, Any]) -> None:
+    def __init__(self, resolver: str, forge_user_id: int, login: str, account: str, coords: ChainCoords) -> None:
         self.resolver, self.forge_user_id, self.login, self.account = resolver, forge_user_id, login, account
-        self.seen = [_key(coords)]
+        self.seen = [coords_key(coords)]
 
     @classmethod
     def from_chain(cls, ev: ChainEvent) -> AccountLink:
@@ -53,10 +52,8 @@ class AccountLink(Aggregate):
         return True
 
     @event(Relinked)
-    def _relinked(self, login: str, account: str, coords: dict[str, Any]) -> None:
+    def _relinked(self, login: str, account: str, coords: ChainCoords) -> None:
         self.login, self.account = login, account
-        self.seen.append(_key(coords))
+        self.seen.append(coords_key(coords))
 
 
-def _key(coords: dict[str, Any]) -> str:
-    return f"{coords['version']}:{coords['index']}"

@@ -21,7 +21,7 @@ from domain.bounties.issue import Issue
 from domain.bounties.metadata import strip_block
 from domain.bounties.spec import branch_name
 from domain.errors import Code, Code3Error, present
-from domain.values import parse_branch
+from domain.values import parse_amount, parse_branch
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import (
     AcceptAnswer,
@@ -93,9 +93,7 @@ def accept_best_task(
 
     Racing callers rank the same tasks first: one that loses a task to another worker (E_INVALID_STATE) tries
     the next one, up to BEST_ATTEMPTS, and answers E_INVALID_STATE only when every one it tried was lost."""
-    if not re.match(r"^[0-9]{1,31}$", min_amount):
-        raise Code3Error(Code.VALIDATION, f"min_amount {min_amount!r} is not a non-negative integer",
-                         "pass digits in the asset's smallest unit, e.g. \"0\"")
+    floor = parse_amount(min_amount, allow_zero=True, what="min_amount")  # digits within u64, as every amount
     if strategy not in ("max_amount", "max_amount_per_effort"):
         raise Code3Error(Code.VALIDATION, f"unknown strategy {strategy!r}",
                          "use max_amount or max_amount_per_effort")
@@ -107,7 +105,7 @@ def accept_best_task(
     lost: Code3Error | None = None  # the last race lost: answered when no task is left to try
     attempts = 0
     while attempts < BEST_ATTEMPTS and (page := board.best_open(
-            s.views, int(min_amount), s.signer.address, strategy == "max_amount_per_effort", BEST_PAGE, offset)):
+            s.views, floor, s.signer.address, strategy == "max_amount_per_effort", BEST_PAGE, offset)):
         offset += len(page)
         for row in page:
             if s.signer.address in row["workers"]:

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.keystore import Keystore, public_key_of, sign
-from adapters.local_ledger import ESCROW, LocalLedger
+from adapters.ledger_tables import ESCROW
+from adapters.local_ledger import LocalLedger
 from adapters.ports import Signer
 from domain.bounties import contract
 from domain.bounties.bounty import Bounty

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapters.local_ledger import ESCROW
+from adapters.ledger_tables import ESCROW
 from adapters.offline_writer import OfflineWriter
 from domain.bounties.contract import Status
 from mcp_tools.lifecycle import audit, publish, settle, specs, work

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from adapters.git import git
-from adapters.local_ledger import ESCROW
+from adapters.ledger_tables import ESCROW
 from domain.bounties.contract import REFUND_GRACE, Abort, Rejection, Status
 from domain.errors import Code, Code3Error
 from mcp_tools.lifecycle import settle, work

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from adapters import local_ledger
+from adapters import ledger_tables
 from adapters.keystore import Keystore, public_key_of, sign
 from adapters.local_ledger import LocalLedger
 from adapters.ports import Chain, Receipt, Signer
@@ -171,7 +171,7 @@ def same(tmp_path: Path, people: dict[str, Signer], monkeypatch: pytest.MonkeyPa
          ) -> Iterator[Callable[[Callable[[Run], None]], None]]:
     """Runs a journey on every implementation and checks that a client observed the same on each."""
     # both ledgers' clocks (the Aptos stand-in executes on a LocalLedger too) start at T0 and move by `advance` only
-    monkeypatch.setattr(local_ledger, "time", types.SimpleNamespace(time=lambda: T0))
+    monkeypatch.setattr(ledger_tables, "time", types.SimpleNamespace(time=lambda: T0))
     with ExitStack() as stack:
         ledgers = {}
         for name, factory in IMPLEMENTATIONS.items():

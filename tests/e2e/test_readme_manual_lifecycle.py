@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from adapters.local_ledger import ESCROW, LocalLedger
+from adapters.ledger_tables import ESCROW
+from adapters.local_ledger import LocalLedger
 from domain.bounties.contract import Status
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from adapters.keystore import Keystore
-from adapters.local_ledger import ESCROW
+from adapters.ledger_tables import ESCROW
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools.lifecycle import publish, specs, work

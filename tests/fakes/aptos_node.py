@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from adapters import local_ledger
+from adapters import ledger_execution
 from adapters.aptos_abi import load_abi, normalize_address
 from adapters.local_ledger import LocalLedger, TransactionRejected
 from domain.bounties.chain_events import ChainEvent
@@ -254,7 +254,7 @@ class AptosNode:
         Returns the vm_status of a forced abort that the ledger's record cannot express (another module's).
         """
         forced = self._aborts.pop(0) if self._aborts else None
-        body = getattr(local_ledger._Execution, function)
+        body = getattr(ledger_execution.Execution, function)
         if forced is not None:
             code, location = forced
             ours = location is None and code in Abort._value2member_map_
@@ -264,7 +264,7 @@ class AptosNode:
 
             # the entry function's body, replaced for this one transaction (under the node's lock; a test's
             # other ledgers are not executing meanwhile)
-            setattr(local_ledger._Execution, function, abort)
+            setattr(ledger_execution.Execution, function, abort)
         tx = {"sender": sender, "sequence_number": sequence, "function": f"code3::bounty::{function}", "args": args}
         try:
             self.ledger.execute(tx, tx_hash, public_key)
@@ -272,7 +272,7 @@ class AptosNode:
             raise error(400, str(exc), "invalid_input") from None
         finally:
             if forced is not None:
-                setattr(local_ledger._Execution, function, body)
+                setattr(ledger_execution.Execution, function, body)
         if forced is None or ours:
             return None
         return f"Move abort in {location or f'{short(self.module_address)}::{self.abi.module}'}: {code:#x}"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.aptos_abi import normalize_address
-from adapters.local_ledger import ESCROW
+from adapters.ledger_tables import ESCROW
 from domain.bounties.contract import DEFAULT_DISPUTE_PERIOD
 from tests.fakes.aptos_http import Reply, error
 from tests.fakes.aptos_node import MODULE_ADDRESS, USDT_METADATA, AptosNode

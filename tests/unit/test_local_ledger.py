@@ -6,7 +6,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from adapters.keystore import Keystore, public_key_of, sign
-from adapters.local_ledger import ESCROW, MAX_CLOCK, SIGNING_PREFIX, LocalLedger, TransactionRejected
+from adapters.ledger_tables import ESCROW
+from adapters.local_ledger import MAX_CLOCK, SIGNING_PREFIX, LocalLedger, TransactionRejected
 from adapters.ports import Signer
 from domain.bounties.contract import DEFAULT_DEADLINE, MAX_COOLING_PERIOD, REFUND_GRACE, U64_MAX, Abort, Mode, Status
 from domain.bounties.links import link_message

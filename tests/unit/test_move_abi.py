@@ -533,3 +533,10 @@ def test_loops_are_bounded_by_the_contract_s_bounds(move: MoveModule) -> None:
                           "is_lower_hex", "has_live", "index_of_worker"}
     assert "i < MAX_SPLIT" in move.functions["all_linked"] and "MAX_PAGE" in move.functions["page_ids"]
     assert "n <= MAX_SPLIT" in move.functions["check_split"]
+
+
+def test_the_embedded_ledger_executes_exactly_the_entry_functions() -> None:
+    """A transaction may name only an entry function (initialize is the ledger's opening), never a helper."""
+    from adapters.ledger_execution import ENTRY_FUNCTIONS
+
+    assert set(ABI.entry_functions) - {"initialize"} == ENTRY_FUNCTIONS
