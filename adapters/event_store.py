@@ -26,6 +26,7 @@ from eventsourcing.utils import register_topic
 from adapters.pg_pool import RECONNECT_S, STATS_POOLS, PostgresUrl, connection_options
 from domain.bounties.bounty import Bounty
 from domain.bounties.issue import Issue
+from domain.errors import present
 from domain.knowledge.file_meta import FileMeta
 
 STORE_POOL_SIZE = 2  # with the views' 1: at most 3 PostgreSQL connections per process
@@ -64,6 +65,16 @@ class Change(Generic[A]):
     apply: Callable[[A | None], A | None]
     known: A | None = None
     new: bool = False
+
+    @staticmethod
+    def step(cls: type[A], aggregate_id: UUID, rule: Callable[[A], bool], known: A | None = None) -> Change[A]:
+        """A change made by one of an existing aggregate's rules: `rule(aggregate)` records what it decides and
+        says whether it recorded anything (False: nothing to save, e.g. a retry finding the step done)."""
+        def apply(current: A | None) -> A | None:
+            aggregate = present(current, f"the {cls.__name__}")
+            return aggregate if rule(aggregate) else None
+
+        return Change(cls, aggregate_id, apply, known)
 
 
 SNAPSHOT_EVERY = 100  # events between two snapshots of an aggregate that can gather a long history

@@ -58,7 +58,7 @@ GITHUB_TOKEN = "bench-github-token"
 SLOW_REPO = "alice/slow-forge"
 FEATURE = "900-slow-forge-publish"
 TARGETS_MS = {"add": 20.0, "board read": 50.0}
-NO_BOUNTY_REACHES = "999999999999999999999"  # accept_best_task's min_amount: nothing is accepted
+NO_BOUNTY_REACHES = str(2**64 - 1)  # accept_best_task's min_amount, the most a u64 holds: nothing is accepted
 KINDS = ("add", "board read", "write")
 
 

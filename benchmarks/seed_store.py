@@ -52,7 +52,8 @@ from domain.bounties.links import link_message
 from domain.canonical import canonical_json, sha256_hex
 from domain.canonical import issue_hash as compute_issue_hash
 from mcp_tools.lifecycle.chain_sync import CURSOR
-from mcp_tools.lifecycle.publish import _metadata, chain_name
+from mcp_tools.lifecycle.publish import metadata_of
+from mcp_tools.lifecycle.publish_terms import chain_name
 from mcp_tools.services import Services
 from projections.bounties.board import BountyBoard
 from projections.runner import follow
@@ -176,7 +177,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
             key = compute_issue_hash(repo=REPO, feature_id=feature_id, spec_digest=sha256_hex(spec),
                                      amount=amount, asset="USDT", network=network)
             issue = Issue(issue_hash=key, repo=REPO, feature_id=feature_id, spec_path=f"specs/{feature_id}/spec.md",
-                          spec_digest=sha256_hex(spec), amount=amount, asset="USDT", network=network,
+                          spec_digest=sha256_hex(spec), amount=AMOUNT + i, asset="USDT", network=network,
                           labels=["code3", "open"], assignees=[], effort=1 + i % 5, deadline=None)
             issue.claim_opening(owner=PROCESS_OWNER, until=time.time() + 30)
             issues[i] = issue
@@ -193,7 +194,7 @@ def seed(world: World, n: int, progress: bool = False, states: tuple[str, ...] =
             issue = issues[i]
             issue.open(number=number, url=f"{world.forge.base_url}/{REPO}/issues/{number}", task_id=f"{REPO}#{number}")
             issue.link_bounty(bounty_id=bounty_of[i])
-            body = f"{spec.rstrip()}\n\n{_metadata(issue, chain_name(world.sponsor)).to_block()}\n"
+            body = f"{spec.rstrip()}\n\n{metadata_of(issue, chain_name(world.sponsor)).to_block()}\n"
             world.forge.update_issue_body(REPO, number, body)
             issue.write_metadata(body_digest=sha256_hex(body))
 

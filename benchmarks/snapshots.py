@@ -63,7 +63,7 @@ def _file(n: int) -> FileMeta:
 
 def _issue(n: int) -> Issue:
     issue = Issue(issue_hash="cd" * 32, repo="alice/app", feature_id="001-x", spec_path="specs/001-x/spec.md",
-                  spec_digest="ef" * 32, amount="1000", asset="USDT", network="local", labels=["code3", "open"],
+                  spec_digest="ef" * 32, amount=1000, asset="USDT", network="local", labels=["code3", "open"],
                   assignees=[], effort=1, deadline=None)
     for k in range(1, n):
         issue.mirror_labels(labels=["code3", "open" if k % 2 else "in-progress"])

@@ -2,29 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.canonical import natural_id
+from domain.values import Amount
 
 
 class Issue(Aggregate):
-    """Each saga step is an event, so a retried publish resumes at the first step not yet recorded."""
+    """Each saga step is an event, so a retried publish resumes at the first step not yet recorded. Each step's
+    rule (`open_once`, `link_bounty_once`, ...) says whether it still has something to record, so a step re-run
+    on newer state (a retry, a racing process) records nothing twice."""
+
+    class_version = 2  # a snapshot's state: the amount became an integer
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state["amount"] = int(state["amount"])
 
     class PublishRequested(Aggregate.Created):
+        class_version = 2
         issue_hash: str
         repo: str
         feature_id: str
         spec_path: str
         spec_digest: str
-        amount: str
+        amount: Amount
         asset: str
         network: str
         labels: list[str]
         assignees: list[str]
         effort: int
         deadline: int | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Stored while the amount travelled as its string of digits (parse_amount had checked it)."""
+            state["amount"] = int(state["amount"])
 
     class OpeningClaimed(Aggregate.Event):
         owner: str
@@ -56,7 +73,7 @@ class Issue(Aggregate):
         feature_id: str,
         spec_path: str,
         spec_digest: str,
-        amount: str,
+        amount: Amount,
         asset: str,
         network: str,
         labels: list[str],
@@ -84,6 +101,35 @@ class Issue(Aggregate):
         self.mirrored_labels: list[str] = []
         self.opening_owner: str | None = None
         self.opening_until = 0.0
+
+    def claim_opening_once(self, owner: str, now: float, until: float, alive: Callable[[str], bool]) -> bool:
+        """Claim the turn to open the issue and create the bounty unless the bounty is linked or a live claim
+        (`owner`'s own included) holds it; a claim whose owner died or let it expire is taken over."""
+        claimant = self.opening_owner
+        held = claimant is not None and self.opening_until > now and (claimant == owner or alive(claimant))
+        if self.bounty_id is not None or held:
+            return False
+        self.claim_opening(owner=owner, until=until)
+        return True
+
+    def open_once(self, number: int, url: str, task_id: str) -> bool:
+        """Record the forge issue unless a resumed or racing publish recorded it first."""
+        if self.number is not None:
+            return False
+        self.open(number=number, url=url, task_id=task_id)
+        return True
+
+    def link_bounty_once(self, bounty_id: str) -> bool:
+        if self.bounty_id is not None:
+            return False
+        self.link_bounty(bounty_id=bounty_id)
+        return True
+
+    def write_metadata_once(self, body_digest: str) -> bool:
+        if self.metadata_written:
+            return False
+        self.write_metadata(body_digest=body_digest)
+        return True
 
     @event(OpeningClaimed)
     def claim_opening(self, owner: str, until: float) -> None:

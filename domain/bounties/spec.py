@@ -135,6 +135,13 @@ class Spec(Aggregate):
     def rewrite(self, artifact: str, digest: str) -> None:
         self.digests[artifact] = digest
 
+    def publish_once(self, issue_hash: str) -> bool:
+        """Mark the spec published as `issue_hash` unless it already is (a resumed publish)."""
+        if self.published_as == issue_hash:
+            return False
+        self.publish(issue_hash=issue_hash)
+        return True
+
     @event(Published)
     def publish(self, issue_hash: str) -> None:
         self.published_as = issue_hash

@@ -84,6 +84,14 @@ class BountyState:
                            self.hold_until, live_workers(self.submissions),
                            self.dispute["by"] if self.dispute else None, self.pool)
 
+    def published_with(self, amount: int, asset: str) -> bool:
+        """Whether this bounty carries a publish's terms of money (its issue hash carries the rest)."""
+        return (self.amount, self.asset) == (amount, asset)
+
+    def runs_as(self, mode: Mode, hold_seconds: int) -> bool:
+        """Whether this bounty was created with this mode and hold time (terms a repeated publish must keep)."""
+        return (self.mode, self.hold_seconds) == (mode, hold_seconds)
+
     def held_by_other(self, worker: str, now: int) -> bool:
         """Exclusive: another worker's hold is running (accepting now aborts HELD_BY_OTHER)."""
         return self.mode is Mode.EXCLUSIVE and holds(self, now) and self.holder != worker

@@ -37,6 +37,7 @@ def test_every_aggregate_of_a_store_written_before_the_refactor_loads(tmp_path: 
     assert bounty.status is Status.PAID and bounty.winner is not None and bounty.paid_tx
     issue = next(a for a in loaded.values() if isinstance(a, Issue))
     assert issue.metadata_written and issue.bounty_id == bounty.bounty_id
+    assert issue.amount == bounty.amount and type(issue.amount) is int, "the amount stored as digits is upcast"
     spec = next(a for a in loaded.values() if isinstance(a, Spec))
     assert spec.published_as == issue.issue_hash and spec.tasked
     assert any(isinstance(a, Index) and a.kind == "task" for a in loaded.values())

@@ -27,7 +27,7 @@ def w(tmp_path: Path) -> Iterator[MemoryWorld]:
 def test_an_event_the_board_cannot_apply_is_a_dead_letter_and_the_board_goes_on(w: MemoryWorld) -> None:
     # written before inputs were bounded: a deadline no SQL integer holds (the log cannot be edited)
     w.store.save(Issue(issue_hash="f" * 64, repo=REPO, feature_id="009-old", spec_path="specs/009-old/spec.md",
-                       spec_digest="0" * 64, amount=str(AMOUNT), asset="USDT", network="local", labels=["code3"],
+                       spec_digest="0" * 64, amount=AMOUNT, asset="USDT", network="local", labels=["code3"],
                        assignees=[], effort=1, deadline=10**30))
     published = _published(w)
     follow(w.store, w.views, BountyBoard())
