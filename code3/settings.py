@@ -454,8 +454,9 @@ def with_table(readme: str) -> str:
     return readme[:start] + "\n" + markdown_table() + "\n" + readme[end:]
 
 
-if __name__ == "__main__":  # python -m code3.settings README.md: rewrite the README's Configuration table
+if __name__ == "__main__":  # python -m code3.settings [docs/configuration.md]: rewrite the configuration table
     import sys
 
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "docs" /
+                  "configuration.md")
     target.write_text(with_table(target.read_text(encoding="utf-8")), encoding="utf-8")

@@ -1,9 +1,9 @@
-"""The README's "Running the lifecycle by hand", run literally: accounts, faucet, repository, `code3 serve` and
+"""docs/lifecycle.md's "Running the lifecycle by hand", run literally: accounts, faucet, repository, `code3 serve` and
 `code3 worker` in the background, two MCP clients, the merge, and the worker paying the winner.
 
-The shell block is read from the README (between `<!-- manual-lifecycle -->` markers), so the README cannot
-drift from what works. It runs as one bash script with `code3` on the PATH; two substitutions only: serve
-listens on a free port (`--port 0`, the README's default 8765 may be taken on a shared machine), and the
+The shell block is read from docs/lifecycle.md (between `<!-- manual-lifecycle -->` markers), so the page
+cannot drift from what works. It runs as one bash script with `code3` on the PATH; two substitutions only: serve
+listens on a free port (`--port 0`, the page's default 8765 may be taken on a shared machine), and the
 comment line where the user drives the tools becomes a wait while this test does it with the MCP SDK's
 client over stdio (`code3 mcp --profile client-remote` as alice, `--profile server` as bob).
 """
@@ -35,9 +35,9 @@ AMOUNT = 1_000_000
 
 
 def manual_block() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- manual-lifecycle -->\s*```sh\n(.*?)```\s*<!-- /manual-lifecycle -->", readme, re.DOTALL)
-    assert block, "the README has no manual lifecycle block between <!-- manual-lifecycle --> markers"
+    page = (ROOT / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- manual-lifecycle -->\s*```sh\n(.*?)```\s*<!-- /manual-lifecycle -->", page, re.DOTALL)
+    assert block, "docs/lifecycle.md has no manual lifecycle block between <!-- manual-lifecycle --> markers"
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
@@ -81,7 +81,7 @@ def test_the_readme_manual_lifecycle_runs_through_the_merge_and_the_payout(tmp_p
         assert shell.poll() is None, f"the block failed before the clients:\n{log.read_text()}"
         _wait_for("serve's ready line", lambda: '"listening"' in log.read_text(), 60, log)
         pr_url, bounty_id = asyncio.run(_drive(project, env))
-        assert pr_url == merge_url, f"the README merges {merge_url}, the PR is {pr_url}"
+        assert pr_url == merge_url, f"docs/lifecycle.md merges {merge_url}, the PR is {pr_url}"
         go.touch()
         _wait_for("the merge and the advance", lambda: (tmp_path / "done").exists() or shell.poll() is not None,
                   120, log)

@@ -6,8 +6,8 @@ produces is substituted: the forge's base URL (`https://github.com` → the embe
 and PR numbers (123, 456), and the seed's placeholders for ids (`0x...` → the bounty id, `abcdef...`
 → the PR's head commit). The repository is the seed's own `owner/repo`, created on the embedded forge.
 In the answers, placeholders (`0xabc...`, `0x...`, `...`) are compared by shape, not value. A field
-the seed's example does not show must be one of the documented additions (`DOCUMENTED_EXTRAS`, the
-README's table of output fields).
+the seed's example does not show must be one of the documented additions (`DOCUMENTED_EXTRAS`, each listed with
+its description in the tool reference docs/tools.md, generated from the output schemas).
 
 The operator's powers no tool has (the merge, the clock) run in-process between rows, as the webhook
 and time would. The rows run in the seed's order, except that accept_best_task runs before
@@ -138,7 +138,7 @@ ROWS_001 = [
         """{ "success": true, "tx_hash": "0x..." }""", profile="server"),
 ]
 
-# Fields an answer carries beyond the seed's example, each documented in answers.py and the README.
+# Fields an answer carries beyond the seed's example, each documented in answers.py and docs/tools.md.
 DOCUMENTED_EXTRAS = {
     # the seed's B.3 answer elides the rest ("plan.md", "research.md", ...): plan's other artifacts
     "spec_mcp.remote_plan": {"artifacts.data-model.md", "artifacts.contracts/README.md", "artifacts.quickstart.md"},
@@ -378,13 +378,15 @@ def test_the_seed_003_add_example_lists_and_answers_as_the_seeds_example(tmp_pat
     assert not (tmp_path / ".code3" / "keys").exists(), "add must not need an identity"
 
 
-def _readme_output_fields() -> dict[str, set[str]]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- output-fields -->(.*?)<!-- /output-fields -->", readme, re.DOTALL)
-    assert block, "the README has no table of output fields"
-    fields: dict[str, set[str]] = {}
-    for tool, name in re.findall(r"^\| `([^`]+)` \| `([^`]+)`", block.group(1), re.MULTILINE):
-        fields.setdefault(tool, set()).add(name)
+def _documented_output_fields() -> dict[str, dict[str, str]]:
+    """Each tool's answer fields in the tool reference (docs/tools.md), with their descriptions: the list items
+    under "Answer:" of its section, `- `path` (type[, optional]): description`."""
+    page = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    fields: dict[str, dict[str, str]] = {}
+    for tool, section in re.findall(r"^### `([^`]+)`\n(.*?)(?=^##|\Z)", page, re.MULTILINE | re.DOTALL):
+        answer = section.split("\nAnswer:\n", 1)[1] if "\nAnswer:\n" in section else ""
+        fields[tool] = {name: text for name, text in
+                        re.findall(r"^ *- `([^`]+)` \([^)]*\)(?:: (.*))?$", answer, re.MULTILINE)}
     return fields
 
 
@@ -398,18 +400,26 @@ def _schema_fields(schema: dict[str, Any], defs: dict[str, Any], prefix: str = "
     return found
 
 
-def test_the_readme_lists_every_output_field_of_the_lifecycle_tools() -> None:
+def test_the_tool_reference_lists_and_describes_every_output_field_of_the_lifecycle_tools() -> None:
     from pydantic import TypeAdapter
 
     from mcp_tools.catalog import declared
 
-    documented = _readme_output_fields()
+    documented = _documented_output_fields()
     lifecycle = {name: decl for name, decl in declared().items()
                  if decl.handler.__module__.rsplit(".", 1)[-1] in ("specs", "publish", "work", "settle")}
     assert len(lifecycle) >= 11
     for name, decl in lifecycle.items():
         schema = TypeAdapter(decl.output_type).json_schema()
-        assert documented.get(name) == _schema_fields(schema, schema.get("$defs", {})), name
+        fields = documented.get(name, {})
+        # the leaves: an object's own row (`paths`) stands above its fields (`paths.spec`)
+        leaves = {f for f in fields if f != "success" and not any(g.startswith(f + ".") for g in fields)}
+        assert leaves == _schema_fields(schema, schema.get("$defs", {})), name
+        assert "success" in fields, name
+        assert all(fields[leaf] for leaf in leaves), (name, [leaf for leaf in leaves if not fields[leaf]])
+    for name, extras in DOCUMENTED_EXTRAS.items():
+        if name in lifecycle:
+            assert extras <= set(documented[name]), (name, extras - set(documented[name]))
 
 
 # --- the seed's failure advice for chain problems ---------------------------------------------------------

@@ -33,7 +33,7 @@ from tests.e2e.test_worker_flow import COOLING, Project, assert_exactly_once, se
 from tests.tools.tcp_proxy import TcpProxy
 
 TOKEN = "a-serve-token-for-the-reconnect-tests-0123"
-MAX_CONNECTIONS = 3  # per process, whatever identities it acts for (README: Running on PostgreSQL)
+MAX_CONNECTIONS = 3  # per process, whatever identities it acts for (docs/operations.md: PostgreSQL)
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ SEED_SCHEMAS = {
     "batch": ({"projectRoot", "force"}, []),
     "diff": ({"specPath", "sourcePath"}, ["specPath", "sourcePath"]),
 }
-# The documented departures (README): optional offsets to fetch what the answer cap cut, statelessly; diff's
-# scope knobs (include/exclude patterns, tests counted as API) and batch's prune of stale specs.
+# The documented departures (docs/reverse-spec.md): optional offsets to fetch what the answer cap cut, statelessly;
+# diff's scope knobs (include/exclude patterns, tests counted as API) and batch's prune of stale specs.
 PAGING = {"prepare": {"offset", "contextOffset"}, "batch": {"offset", "prune"},
           "diff": {"include", "exclude", "testsAsApi"}}
 SOURCE = {"util/text.py": 'def clean(s: str) -> str:\n    """Strip it."""\n    return s.strip()\n',
@@ -261,14 +261,14 @@ def test_a_batch_killed_midway_resumes_in_a_new_process(project: Path) -> None:
         fake.stop()
 
 
-def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
+def test_the_documented_commands_run_as_written(tmp_path: Path) -> None:
     import re
     import shlex
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## reverse-spec:", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reverse-spec.md").read_text(encoding="utf-8")
+    section = page.split("\n## From the command line\n", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
-    assert block, "the reverse-spec section of the README has no sh block"
+    assert block, "docs/reverse-spec.md's From the command line has no sh block"
     project = tmp_path / "proj"
     (project / "src" / "auth").mkdir(parents=True)
     (project / "src" / "auth" / "login.py").write_text('def login(user: str, password: str) -> bool:\n'

@@ -1,4 +1,4 @@
-"""Settings are declared once (code3/settings.py): the README's Configuration table, `code3 config` and
+"""Settings are declared once (code3/settings.py): the configuration table of docs/configuration.md, `code3 config` and
 `Settings.from_env` all come from the fields of `Settings`, and a bad value is refused by name with
 E_VALIDATION and a hint saying what a valid value looks like."""
 
@@ -19,7 +19,7 @@ from domain.errors import Code, Code3Error
 from mcp_tools import answer_size
 from mcp_tools.web import auth
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 # (variable, values it refuses): every kind of reader, each way a value can be wrong
 BAD = [
@@ -126,12 +126,12 @@ def test_settings_built_from_values_read_nothing(monkeypatch: pytest.MonkeyPatch
     assert (s.identity, s.cooling_period, s.forge, s.keystore_dir) == ("alice", 5, "local", tmp_path / "h" / "keys")
 
 
-def test_the_readme_configuration_table_is_the_declared_one() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert with_table(readme) == readme, "the README's Configuration table drifted from code3/settings.py: run " \
-                                         "`.venv/bin/python -m code3.settings README.md`"
-    section = readme[readme.index("\n## Configuration\n") + 1:]
-    assert section.index(config.TABLE_END) < section.index("\n## "), "the table is the Configuration section's"
+def test_the_configuration_table_is_the_declared_one() -> None:
+    page = CONFIGURATION.read_text(encoding="utf-8")
+    assert with_table(page) == page, "the table of docs/configuration.md drifted from code3/settings.py: run " \
+                                     "`.venv/bin/python -m code3.settings`"
+    assert page.startswith("# Configuration\n")
+    assert page.index(config.TABLE_END) < page.index("\n## "), "the table is the page's first section"
     assert markdown_table().count("\n") == len(VARIABLES) + 2
 
 
