@@ -77,6 +77,9 @@ class Change(Generic[A]):
         return Change(cls, aggregate_id, apply, known)
 
 
+UPDATE_ATTEMPTS = 24
+UPDATE_PATIENCE_S = 5.0  # a save that keeps losing races (a dozen processes syncing one bounty on a loaded
+# PostgreSQL, the soak campaign) tries again for this long before the call answers E_PRECONDITION
 SNAPSHOT_EVERY = 100  # events between two snapshots of an aggregate that can gather a long history
 
 
@@ -89,12 +92,12 @@ class EventStore(Application):
     flat; `code3 audit verify` compares each load (from its snapshot) with a replay of the log."""
 
     name = "Code3"
-    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {  # type: ignore[misc]
+    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {
         Bounty: SNAPSHOT_EVERY, FileMeta: SNAPSHOT_EVERY, Issue: SNAPSHOT_EVERY}
 
     def get(self, cls: type[A], aggregate_id: UUID) -> A | None:
         try:
-            aggregate = self.repository.get(aggregate_id)
+            aggregate: object = self.repository.get(aggregate_id)
         except AggregateNotFoundError:
             return None
         if not isinstance(aggregate, cls):
@@ -102,13 +105,15 @@ class EventStore(Application):
         return aggregate
 
     def update(self, cls: type[A], aggregate_id: UUID, change: Callable[[A | None], A | None],
-               attempts: int = 8, known: A | None = None) -> A | None:
+               attempts: int = UPDATE_ATTEMPTS, known: A | None = None) -> A | None:
         """Load, change, save one aggregate (see `update_all`)."""
         return self.update_all(Change(cls, aggregate_id, change, known), attempts=attempts)[0]
 
-    def update_all(self, *changes: Change[Any], attempts: int = 8) -> list[Any]:
+    def update_all(self, *changes: Change[Any], attempts: int = UPDATE_ATTEMPTS) -> list[Any]:
         """Load, change and save several aggregates in one transaction; when another writer saved first
-        (optimistic concurrency), reload all and redo. Returns each aggregate as it now is (or None)."""
+        (optimistic concurrency), reload all and redo, for at most `attempts` tries and UPDATE_PATIENCE_S.
+        Returns each aggregate as it now is (or None)."""
+        give_up = time.monotonic() + UPDATE_PATIENCE_S
         for attempt in range(attempts):
             results, dirty = [], []
             for change in changes:
@@ -125,11 +130,12 @@ class EventStore(Application):
                     self.save(*dirty)
                 return results
             except IntegrityError:
-                if attempt == attempts - 1:
+                if attempt == attempts - 1 or time.monotonic() > give_up:
                     raise
-                # concurrent calls of a serve racing on one aggregate: a short random pause, so they do not
-                # collide again in step (the loser's last IntegrityError becomes E_PRECONDITION at the front)
-                time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
+                # racing writers (the calls of a serve, other processes syncing the same bounty): a random pause
+                # growing with each loss, so they do not collide again in step (the loser's last IntegrityError
+                # becomes E_PRECONDITION, "retry", at the front: mcp_tools.conflicts)
+                time.sleep(random.uniform(0, min(0.1, 0.002 * 2**attempt)))
         raise AssertionError("unreachable")
 
 
@@ -188,7 +194,10 @@ class SharedPostgresFactory(PostgresFactory):
         with self._guard:
             shared = self._shared.get(key)
             if shared is None:
-                own.pool.kwargs.update(connection_options())
+                pool_kwargs = own.pool.kwargs
+                if not isinstance(pool_kwargs, dict):  # the library's datastore hands its pool a dict
+                    raise TypeError(f"unexpected psycopg pool kwargs: {type(pool_kwargs).__name__}")
+                pool_kwargs.update(connection_options())
                 STATS_POOLS.add(own.pool)
                 own.pool.reconnect_timeout = RECONNECT_S
                 shared = self._shared[key] = (own, [0])
