@@ -8,10 +8,10 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 DEV_DEPS = 'pytest>=8.3,<10' 'pytest-timeout>=2.3' 'ruff>=0.17,<0.18' 'hypothesis>=6.100' \
 	'hypothesis-jsonschema>=0.23' 'schemathesis>=4.0,<5' 'griffe==2.4.1' \
 	'griffe-public-redundant-aliases==0.3.2' 'griffe-public-wildcard-imports==0.3.2' 'selenium>=4.30' \
-	'pytest-xdist>=3.6'
+	'pytest-xdist>=3.6' 'mypy>=1.15,<3'
 
 .DEFAULT_GOAL := test
-.PHONY: install demo test unit lint bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
+.PHONY: install demo test unit lint typecheck docs bench bench-growth clean wheel-check test-tools fuzz race conformance corpus \
 	screenshots soak
 
 # Stamp file: reinstall only when pyproject.toml changes (or the venv is gone).
@@ -42,6 +42,7 @@ $(MOVE_GRAMMAR): scripts/build_move_grammar.sh | $(VENV)/.installed
 # Hypothesis runs its `ci` profile here (tests/conftest.py: more examples than the `dev` one every other run gets).
 test: $(VENV)/.installed $(MOVE_GRAMMAR)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	CODE3_HYPOTHESIS_PROFILE=ci CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) \
 		$(PY) -m pytest -q -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
 
@@ -56,6 +57,16 @@ unit: $(VENV)/.installed $(MOVE_GRAMMAR)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+
+# mypy over every layer ([tool.mypy] in pyproject.toml), at zero errors; `make test` runs it too.
+typecheck: $(VENV)/.installed
+	$(VENV)/bin/mypy
+
+# The generated pages: the tool reference from the tools' declarations, the configuration table from
+# code3/settings.py (tests fail when either is stale).
+docs: $(VENV)/.installed
+	$(PY) -m mcp_tools.reference
+	$(PY) -m code3.settings
 
 wheel-check: $(VENV)/.installed
 	bash scripts/check_wheel.sh
@@ -112,5 +123,5 @@ bench-growth: $(VENV)/.installed
 	$(PY) -m benchmarks.growth --big
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -39,7 +39,7 @@ from domain.bounties.contract import (
     mode_arg,
     u64_arg,
 )
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 
 log = logging.getLogger(__name__)
 U64_MAX = 2**64 - 1
@@ -305,7 +305,7 @@ class AptosChain:
                 raise MustResign(f"{rejected.vm_error}: re-reading the sequence number") from None
             outbox.maybe_sent = earlier
             raise rejected from None
-        return await self._settle(rest, outbox.hash)
+        return await self._settle(rest, present(outbox.hash, "the signed transaction's hash"))
 
     async def _settle(self, rest: Any, tx_hash: str, tx: dict[str, Any] | None = None) -> Receipt:
         """Wait until the transaction leaves the mempool, then read its outcome and events."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -192,7 +193,7 @@ class GitHubForge:
         """Every item of a listing, page by page (each page retried on its own unless the caller retries)."""
         page = 1
         while True:
-            items = self._call(f"{what} (page {page})", lambda p=page: fetch(p)) if retried else fetch(page)
+            items = self._call(f"{what} (page {page})", functools.partial(fetch, page)) if retried else fetch(page)
             yield from items
             if len(items) < PAGE_SIZE:
                 return

@@ -41,12 +41,12 @@ def encrypt(signer: Signer, passphrase: str, n: int = SCRYPT_N) -> dict[str, Any
         raise Code3Error(Code.VALIDATION, f"the passphrase is shorter than {MIN_PASSPHRASE} characters",
                          "choose a longer passphrase: this file alone can spend the account's funds")
     public = public_key_of(signer.private_key_hex)
+    salt = os.urandom(16)
     header = {"format": FORMAT, "name": signer.name, "address": address_of(public), "public_key": public.hex(),
-              "kdf": {"name": "scrypt", "n": n, "r": SCRYPT_R, "p": SCRYPT_P, "salt": os.urandom(16).hex()},
+              "kdf": {"name": "scrypt", "n": n, "r": SCRYPT_R, "p": SCRYPT_P, "salt": salt.hex()},
               "cipher": "aes-256-gcm"}
     nonce = os.urandom(12)
-    kdf = header["kdf"]
-    key = _kdf(passphrase, bytes.fromhex(kdf["salt"]), n, SCRYPT_R, SCRYPT_P)
+    key = _kdf(passphrase, salt, n, SCRYPT_R, SCRYPT_P)
     ciphertext = AESGCM(key).encrypt(nonce, bytes.fromhex(signer.private_key_hex), canonical_json(header).encode())
     return {**header, "nonce": nonce.hex(), "ciphertext": ciphertext.hex()}
 

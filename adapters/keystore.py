@@ -13,7 +13,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from adapters.ports import Signer
+from adapters.ports import Key, Signer
 from adapters.private_files import check_entry, private_dir, read_private, write_private
 from adapters.scrub import register_secret
 from domain.errors import Code, Code3Error
@@ -78,7 +78,7 @@ class Keystore:
         if not write_private(path, json.dumps(record).encode(), overwrite=False, root=self.directory):
             raise Code3Error(Code.EXISTS, f"account {name!r} already exists", "pick another name")
         register_secret(private_key_hex)
-        return Signer(name=name, address=record["address"], private_key_hex=private_key_hex)
+        return Key(name=name, address=record["address"], private_key_hex=private_key_hex)
 
     def load(self, name: str) -> Signer:
         path = self._path(name)
@@ -91,7 +91,7 @@ class Keystore:
             )
         try:
             record = json.loads(raw)
-            signer = Signer(name=record["name"], address=record["address"], private_key_hex=record["private_key"])
+            signer = Key(name=record["name"], address=record["address"], private_key_hex=record["private_key"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise Code3Error(Code.PRECONDITION, f"the key file {path} cannot be read ({type(exc).__name__})",
                              "restore it from a backup (`code3 account import`)") from None

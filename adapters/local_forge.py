@@ -223,7 +223,7 @@ class LocalForge:
     def list_issues(self, repo: str) -> list[IssueRef]:
         with self.db.statement() as db:
             numbers = [r[0] for r in db.execute("SELECT number FROM issues WHERE repo = ? AND is_pr = 0 "
-                                                "ORDER BY number", (repo,))]
+                                                "ORDER BY number", (repo,)).fetchall()]
         return [self.get_issue(repo, n) for n in numbers]
 
     def update_issue_body(self, repo: str, number: int, body: str) -> None:

@@ -118,7 +118,7 @@ class LocalLedger:
             raise Code3Error(Code.VALIDATION, f"cannot mint {amount!r}: amounts are whole numbers from 1 to "
                              f"{contract.U64_MAX}", "pass a positive integer amount in the asset's smallest unit")
         with self.db.transaction() as db:
-            supply = sum(int(r[0]) for r in db.execute("SELECT amount FROM funds WHERE asset = ?", (asset,)))
+            supply = sum(int(r[0]) for r in db.execute("SELECT amount FROM funds WHERE asset = ?", (asset,)).fetchall())
             if supply + amount > contract.U64_MAX:
                 raise Code3Error(Code.VALIDATION, f"minting {amount} would take the supply of {asset} past "
                                  f"{contract.U64_MAX}", "mint less: balances are u64 on chain")

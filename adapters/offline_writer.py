@@ -11,7 +11,7 @@ The LLM-backed writer implements the same port (`adapters.ports.SpecWriter`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 
@@ -74,7 +74,7 @@ class OfflineWriter:
                              "plan-template.md and tasks-template.md (or unset it for the built-in "
                              "templates), or check its permissions") from None
 
-    def fill(self, name: str, slots: dict[str, str | None], feature_id: str, title: str,
+    def fill(self, name: str, slots: Mapping[str, str | None], feature_id: str, title: str,
              description: str = "") -> str:
         fixed = {"[###-feature-name]": feature_id, "[FEATURE NAME]": title, "[FEATURE]": title,
                  "$ARGUMENTS": _one_line(description)}

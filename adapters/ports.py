@@ -11,12 +11,25 @@ from domain.bounties.contract import BountyState, ChainConfig
 
 
 @dataclass(frozen=True)
-class Signer:
-    """The acting account: a named key. Its private key never leaves the adapter that signs."""
+class Key:
+    """A named account key as the keystore holds it. Its private key never leaves the adapter that signs."""
 
     name: str
     address: str
     private_key_hex: str = field(repr=False)
+
+
+class Signer(Protocol):
+    """The acting account as the chain adapters need it: a `Key`, or one loaded on first use (code3.wiring)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def private_key_hex(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ class Box(Protocol):
 
 
 class CredentialSealer:
-    """Implements domain.knowledge.annotation.Sealer over a box (a SecretBox)."""
+    """Implements domain.knowledge.annotation.JudgingSealer over a box (a SecretBox)."""
 
     def __init__(self, box: Box) -> None:
         self.box = box

@@ -33,10 +33,13 @@ log = logging.getLogger("code3.db")
 
 
 class Cursor(Protocol):
-    """What a transaction yields: `execute` returns the cursor, so `cur.execute(...).fetchone()` works."""
+    """What a transaction yields: `execute` returns the cursor, so `cur.execute(...).fetchone()` works. Rows are
+    read with `fetchone`/`fetchall` (the PostgreSQL cursor is not iterable); the counts are only read."""
 
-    rowcount: int
-    lastrowid: Any
+    @property
+    def rowcount(self) -> int: ...
+    @property
+    def lastrowid(self) -> Any: ...
 
     def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
     def fetchone(self) -> Any: ...

@@ -140,8 +140,7 @@ def cmd_account_link(args: argparse.Namespace) -> int:
     try:
         registry = s.chain.config().resolver
         resolver = args.resolver or registry
-        answer = ensure_published(s, resolver, target.repo, target.number)
-        answer["resolver"] = resolver
+        answer: dict[str, Any] = {**ensure_published(s, resolver, target.repo, target.number), "resolver": resolver}
         keys = Keystore(settings.keystore_dir)
         name = next((n for n in keys.names() if keys.load(n).address == resolver), None)
         if answer["status"] != "linked" and name is not None:

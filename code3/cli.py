@@ -78,10 +78,10 @@ def cmd_account(args: argparse.Namespace) -> int:
 
         # a named account must exist (the faucet creates no key); an address is funded as it is
         address = args.target if re.fullmatch(r"0x[0-9a-f]{64}", args.target) else keystore.load(args.target).address
-        name = None if address == args.target else args.target
+        funded = None if address == args.target else args.target  # the key's name, when one was given
         asset = args.asset or settings.asset
         balance = ledger(settings).mint(address, asset, amount)
-        print(json.dumps({"name": name, "address": address, "asset": asset, "balance": balance,
+        print(json.dumps({"name": funded, "address": address, "asset": asset, "balance": balance,
                           "balance_display": display(balance, asset)}))
     elif args.action == "export":
         from adapters.key_export import export_key, passphrase
@@ -514,9 +514,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 JSON_HELP = "machine-readable output: a refusal is the error object {code, message, hint} as JSON on stdout"
-_NEEDS_TARGET = {("account", "new"): "NAME", ("account", "fund"): "NAME", ("account", "export"): "NAME",
-                 ("account", "import"): "FILE", ("audit", "history"): "ID", ("audit", "export"): "FILE",
-                 ("audit", "check"): "FILE"}
+# keyed by (command, action), the action None for a command without one (looked up for every command)
+_NEEDS_TARGET: dict[tuple[str, str | None], str] = {
+    ("account", "new"): "NAME", ("account", "fund"): "NAME", ("account", "export"): "NAME",
+    ("account", "import"): "FILE", ("audit", "history"): "ID", ("audit", "export"): "FILE", ("audit", "check"): "FILE"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,8 @@ class Timeline:
         labels = self.forge.get_issue(REPO, self.issue_number).labels if self.issue_number else []
         return f"bounty {bounties[0].status.name} labels={','.join(labels)}"
 
-    def do(self, who: str, what: str, action: Callable[[Services], dict[str, Any]],
-           expect: str | None = None) -> dict[str, Any]:
+    def do(self, who: str, what: str, action: Callable[[Services], Mapping[str, Any]],
+           expect: str | None = None) -> Mapping[str, Any]:
         """Run one step as `who`; `expect` names the error code the step must answer, if any."""
         self.step += 1
         try:
@@ -132,10 +133,11 @@ def _lifecycle(project: Path, home: Path) -> None:
                                                                   "issue_number": t.issue_number}))
         (Path(prepared["workdir"]) / "export.py").write_text(change)
         pr = t.do(who, "server_mcp.open_pr (commits and pushes the work)",
-                  lambda s, b=prepared["branch"], w=who: work.open_pr(s, REPO, b, f"feat: CSV export ({w})",
-                                                                       f"Implements {task_id}"))
+                  partial(work.open_pr, repo=REPO, branch=prepared["branch"], title=f"feat: CSV export ({who})",
+                          body=f"Implements {task_id}"))
         prs[who] = pr["pr_url"]
-        t.do(who, f"server_mcp.submit_pr {pr['pr_url']}", lambda s, u=pr["pr_url"]: work.submit_pr(s, bounty_id, u))
+        t.do(who, f"server_mcp.submit_pr {pr['pr_url']}",
+             partial(work.submit_pr, bounty_id=bounty_id, pr_url=pr["pr_url"]))
 
     merged = forge.merge_pr(prs["bob"])
     print(f"    (the maintainer merges bob's PR on the forge: {merged.merge_sha})")

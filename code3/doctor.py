@@ -36,7 +36,7 @@ def diagnose(settings: Settings) -> list[Check]:
     from adapters.event_store import open_store
     from adapters.keystore import Keystore
     from code3 import wiring
-    from domain.errors import Code, Code3Error
+    from domain.errors import Code, Code3Error, present
 
     checks: list[Check] = []
     signer: Any = None
@@ -56,7 +56,7 @@ def diagnose(settings: Settings) -> list[Check]:
         url = PostgresUrl.parse(settings.database_url)
         try:
             with psycopg.connect(url.dsn, connect_timeout=CONNECT_TIMEOUT_S, application_name=application_name()) as c:
-                version = c.execute("SHOW server_version").fetchone()[0]
+                version = present(c.execute("SHOW server_version").fetchone(), "SHOW server_version's row")[0]
         except psycopg.Error as exc:
             raise Code3Error(Code.PRECONDITION, f"the database at {url.host}:{url.port}/{url.dbname} is unreachable "
                              f"({type(exc).__name__})", "start PostgreSQL or fix CODE3_DATABASE_URL; meanwhile serves "

@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_tools.reverse_spec.answers import BatchAnswer
 
 
 def add_spec_parser(sub: Any, common: Callable[[argparse.ArgumentParser], argparse.ArgumentParser]) -> None:
@@ -46,7 +49,7 @@ def add_spec_parser(sub: Any, common: Callable[[argparse.ArgumentParser], argpar
     p.set_defaults(func=cmd_spec)
 
 
-def _batch(s: Any, args: argparse.Namespace) -> dict[str, Any]:
+def _batch(s: Any, args: argparse.Namespace) -> BatchAnswer:
     from mcp_tools.reverse_spec.batch import run_batch
 
     if args.no_progress:
@@ -87,17 +90,17 @@ def cmd_spec(args: argparse.Namespace) -> int:
         if args.action == "prepare":
             from mcp_tools.reverse_spec.prepare import prepare_answer
 
-            answer: dict[str, Any] = prepare_answer(s, args.target, args.deep)  # type: ignore[assignment]
+            answer: Mapping[str, Any] = prepare_answer(s, args.target, args.deep)
         elif args.action == "generate":
             from mcp_tools.reverse_spec.generate import generate
 
-            answer = generate(s, args.target, args.deep, args.output_dir)  # type: ignore[assignment]
+            answer = generate(s, args.target, args.deep, args.output_dir)
         elif args.action == "batch":
             answer = _batch(s, args)
         else:
             from mcp_tools.reverse_spec.diff import check_drift
 
-            answer = check_drift(s, args.spec, args.source, accept=args.accept,  # type: ignore[assignment]
+            answer = check_drift(s, args.spec, args.source, accept=args.accept,
                                  tests_as_api=args.tests_as_api, include=args.include, exclude=args.exclude)
     except Code3Error as exc:
         return refused(exc)

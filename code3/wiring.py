@@ -166,7 +166,7 @@ def build_services(settings: Settings) -> Services:
         store=open_store(settings.project, settings.database_url),
         forge=forge(settings, settings.identity),
         chain=chain(settings),
-        signer=LazySigner(settings),  # type: ignore[arg-type]  (a Signer by duck typing, loaded on first use)
+        signer=LazySigner(settings),  # the Signer protocol, its key loaded on first use
         writer=spec_writer(model, settings.spec_kit_templates_dir, settings.project),
         llm=model,
         project=settings.project,

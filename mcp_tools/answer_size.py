@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from domain.errors import Code, Code3Error
 
 if TYPE_CHECKING:  # `import mcp` costs most of a second: the worker and the CLI import this module without a server
     from mcp.types import CallToolResult
+
+Page = TypeVar("Page", bound=Mapping[str, Any])
 
 VARIABLE = "CODE3_MAX_ANSWER_BYTES"
 DEFAULT_MAX_ANSWER_BYTES = 262_144
@@ -117,7 +119,7 @@ def fit_text(text: str, budget: int) -> int:
     return lo
 
 
-def cut_page(page: dict[str, Any], key: str, start: int, next_key: str = "nextOffset") -> dict[str, Any]:
+def cut_page(page: Page, key: str, start: int, next_key: str = "nextOffset") -> Page:
     """A page (`page[key]`, the items from `start`) within the cap: `page` itself when it fits; else the
     leading items that fit, with `truncated: true`, `omitted` (items left out) and `next_key` (nextOffset,
     CodeNexus's next_offset) at the first one left out, whether or not the page had a next one (a client
@@ -131,7 +133,9 @@ def cut_page(page: dict[str, Any], key: str, start: int, next_key: str = "nextOf
     if kept == 0 and items:
         raise AnswerTooLarge(cost(items[0]) + limit() - budget, limit(),
                              f"item {start} alone exceeds the cap; raise {VARIABLE}")
-    return {**page, key: items[:kept], "truncated": True, "omitted": len(items) - kept, next_key: start + kept}
+    # the same page with fewer items: a paged answer's type declares `truncated`, `omitted` and `next_key`
+    cut = {**page, key: items[:kept], "truncated": True, "omitted": len(items) - kept, next_key: start + kept}
+    return cast(Page, cut)
 
 
 def largest_fitting(build: Callable[[int], dict[str, Any]], lower: int, upper: int) -> tuple[int, dict[str, Any]]:

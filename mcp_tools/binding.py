@@ -21,7 +21,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict
+from pydantic import create_model
 
 from adapters import metrics
 from mcp_tools import dialects, published
@@ -161,8 +161,8 @@ def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
     tool = Tool.from_function(fn, **kwargs)
     lenient = tool.fn_metadata
     model = lenient.arg_model
-    closed = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid"),
-                                             "__module__": model.__module__})
+    closed = create_model(model.__name__, __base__=model, __module__=model.__module__,
+                          __cls_kwargs__={"extra": "forbid"})
     tool.fn_metadata = StrictArguments(arg_model=closed, output_schema=lenient.output_schema,
                                        output_model=lenient.output_model, wrap_output=lenient.wrap_output)
     if PUBLISH_CLOSED_SCHEMAS:
@@ -173,8 +173,8 @@ def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
 def sdk_tool(runtime: Runtime, decl: ToolDecl) -> Tool:
     """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler.
     The input schema is published as `mcp_tools.published` says (optional arguments as their plain type)."""
-    annotations = ToolAnnotations(title=decl.title, readOnlyHint=decl.read_only, destructiveHint=decl.destructive,
-                                  idempotentHint=decl.idempotent, openWorldHint=decl.open_world)
+    annotations = ToolAnnotations(title=decl.title, read_only_hint=decl.read_only, destructive_hint=decl.destructive,
+                                  idempotent_hint=decl.idempotent, open_world_hint=decl.open_world)
     tool = strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
                        annotations=annotations)
     tool.parameters = published.input_schema(decl.name, decl.input_schema or tool.parameters)

@@ -9,13 +9,16 @@ import contextvars
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools import sdk_internals
 
+if TYPE_CHECKING:
+    from mcp.types import LoggingLevel
+
 log = logging.getLogger("code3.mcp")
 
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LEVELS: tuple[LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _PYTHON_LEVEL = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO + 5, "warning": logging.WARNING,
                  "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL + 5,
                  "emergency": logging.CRITICAL + 10}
@@ -61,11 +64,11 @@ def _let_records_through(level: str) -> None:
         root.setLevel(wanted)
 
 
-def _mcp_level(levelno: int) -> str:
+def _mcp_level(levelno: int) -> LoggingLevel:
     return next((name for name in reversed(LEVELS) if levelno >= _PYTHON_LEVEL[name]), "debug")
 
 
-def _allowed_levels(ctx: Any) -> frozenset[str]:
+def _allowed_levels(ctx: Any) -> frozenset[LoggingLevel]:
     from mcp.server.connection import allowed_log_levels
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -103,7 +106,7 @@ async def client_logging(ctx: Any, call_next: Any) -> Any:
         await _send_records(ctx, sink, levels)
 
 
-async def _send_records(ctx: Any, records: list[logging.LogRecord], levels: frozenset[str]) -> None:
+async def _send_records(ctx: Any, records: list[logging.LogRecord], levels: frozenset[LoggingLevel]) -> None:
     from mcp.types import LoggingMessageNotification, LoggingMessageNotificationParams
 
     for record in records:

@@ -10,7 +10,7 @@ nothing; here it answers -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC m
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -19,10 +19,13 @@ from pydantic import ValidationError
 from mcp_tools import dialects, sdk_internals
 from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR
 
+if TYPE_CHECKING:
+    from mcp.types import JSONRPCError
+
 log = logging.getLogger("code3.mcp")
 
 
-def unreadable_message_error(exc: Exception) -> Any | None:
+def unreadable_message_error(exc: Exception) -> JSONRPCError:
     """The JSON-RPC error for a stdio line the SDK could not read as a message (it hands the reader's
     exception over and, by default, answers nothing): -32700 for a line that is not JSON, -32600 for JSON
     that is not a JSON-RPC message (with the line's id when it has a usable one)."""

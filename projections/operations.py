@@ -82,7 +82,7 @@ class Snapshot:
         board says or, given the `chain`'s bounties, as the chain says (a lagging board hides none); those the
         board marks claimable are left out (they wait for their winner, whose key is not here)."""
         claimable = {row["bounty_id"] for row in self.cooling if row["claimable"]}
-        cooling = self.cooling if chain is None else [
+        cooling: list[dict[str, Any]] = self.cooling if chain is None else [
             {"bounty_id": b.bounty_id, "cooling_until": b.cooling_until} for b in chain
             if b.status == Status.COOLING_DOWN]
         return [row for row in cooling if row["cooling_until"] is not None

@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import Application
+from eventsourcing.domain import BaseAggregate, CanMutateAggregate
 
 from adapters.event_store import iter_log
 
@@ -24,8 +25,11 @@ def replay_aggregates(app: Application) -> dict[UUID, Any]:
 
 def replay_one(app: Application, aggregate_id: UUID) -> tuple[Any, int]:
     """The aggregate folded from every one of its stored events (no cache, no snapshot), and how many there were."""
-    state, count = None, 0
+    state: BaseAggregate[Any] | None = None
+    count = 0
     for event in app.repository.event_store.get(aggregate_id):
+        if not isinstance(event, CanMutateAggregate):  # an aggregate's stream holds its events (snapshots are apart)
+            raise TypeError(f"a {type(event).__qualname__} in the stream of {aggregate_id} is no aggregate event")
         state = event.mutate(state)
         count += 1
     return state, count

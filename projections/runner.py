@@ -40,7 +40,7 @@ from adapters.event_store import read_log
 from adapters.sql import Cursor, SqlDb
 from adapters.tracking import LEASE_S, Leases, default_owner, lock_position, track, tracking
 from projections.failures import NotYet, describe, failed, recovered, transient
-from projections.versions import DEAD_LETTERS, ensure_base, upgrade
+from projections.versions import DEAD_LETTERS, ReadModel, ensure_base, upgrade
 
 __all__ = ["DEAD_LETTERS", "PAGE", "NotYet", "Projector", "Runner", "dead_letters", "follow"]
 
@@ -48,12 +48,12 @@ log = logging.getLogger("code3.projections")
 PAGE = 500  # events per transaction: the most a catch-up holds its projection's row lock for
 
 
-class Projector(Protocol):
-    name: str
-    version: int  # of the read model's logic; a pure projector's model is rebuilt when it grows
-    has_effects: bool
-    schema: str  # DDL of the projector's tables ("" when it has none)
-    tables: tuple[str, ...]  # the tables a rebuild drops and recreates from `schema` (pure projectors)
+class Projector(ReadModel, Protocol):
+    """What the runner calls: a read model's name, version, schema and tables (projections.versions), whether it
+    has effects, and its `effect` and `apply`. The attributes are only read: class attributes will do."""
+
+    @property
+    def has_effects(self) -> bool: ...
 
     def effect(self, event: Any) -> None:
         """Idempotent side effects outside the transaction (forge writes); may raise NotYet."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any
+from typing import Protocol
 
 from adapters.sql import DDL_LOCK, Cursor, SqlDb
 from adapters.tracking import ensure_tracking, lock_position, track, tracking
@@ -27,6 +27,27 @@ CREATE TABLE IF NOT EXISTS projection_dead_letters (name TEXT NOT NULL, position
     event TEXT NOT NULL, error TEXT NOT NULL, PRIMARY KEY (name, position));
 """
 
+
+class ReadModel(Protocol):
+    """What this module reads of a pure projector, and only reads: so a projector or its class will do (the
+    readers of the tables pass the class). `legacy_version(cur)` is optional."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> int:
+        """Of the read model's logic; the model is rebuilt when it grows."""
+
+    @property
+    def schema(self) -> str:
+        """DDL of the projector's tables ("" when it has none)."""
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables a rebuild drops and recreates from `schema`."""
+
+
 _ready: weakref.WeakKeyDictionary[SqlDb, set[str]] = weakref.WeakKeyDictionary()
 _left_alone: set[str] = set()
 
@@ -37,7 +58,7 @@ def ensure_base(views: SqlDb) -> None:
     views.ensure(DEAD_LETTERS)
 
 
-def ready(views: SqlDb, projector: Any) -> None:
+def ready(views: SqlDb, projector: ReadModel) -> None:
     """For readers of a pure projector's tables: the tables exist in the shape of this code's version (a model
     of an older version is emptied here, and rebuilt by the next catch-up). Checked once per connection."""
     ensure_base(views)
@@ -52,7 +73,7 @@ def ready(views: SqlDb, projector: Any) -> None:
     views.ensure(projector.schema)
 
 
-def upgrade(views: SqlDb, projector: Any, position: int, version: int | None) -> bool | None:
+def upgrade(views: SqlDb, projector: ReadModel, position: int, version: int | None) -> bool | None:
     """The model was found at (`position`, `version`) with a version other than the code's: adopt it (a model of
     the same version from before versions were recorded), reset it for a rebuild, or leave it (a newer one).
     False: a newer version owns it; True: the model is now of this version; None: look again (it moved)."""
@@ -78,7 +99,7 @@ def upgrade(views: SqlDb, projector: Any, position: int, version: int | None) ->
     return True
 
 
-def _stored(views: SqlDb, projector: Any, position: int, version: int | None) -> int:
+def _stored(views: SqlDb, projector: ReadModel, position: int, version: int | None) -> int:
     if version is not None:
         return version
     if position == 0:
@@ -93,7 +114,7 @@ def _stored(views: SqlDb, projector: Any, position: int, version: int | None) ->
         return 0
 
 
-def reset(cur: Cursor, projector: Any) -> None:
+def reset(cur: Cursor, projector: ReadModel) -> None:
     """Drop and recreate the projector's tables, forget its dead letters, start again from the log's beginning
     (inside the caller's transaction, which holds the tracking row's lock)."""
     for table in projector.tables:
@@ -104,7 +125,7 @@ def reset(cur: Cursor, projector: Any) -> None:
     track(cur, projector.name, 0, projector.version)
 
 
-def rebuild_from_scratch(views: SqlDb, projector: Any) -> None:
+def rebuild_from_scratch(views: SqlDb, projector: ReadModel) -> None:
     """Reset the model now, whatever its version (a rebuild the operator or a test asks for)."""
     ensure_base(views)
     with views.transaction() as cur:

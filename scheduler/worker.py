@@ -26,7 +26,7 @@ from mcp_tools.lifecycle.webhook import retry_due
 from mcp_tools.services import Services
 from projections.bounties import board
 from projections.bounties.board import BountyBoard
-from projections.runner import Runner
+from projections.runner import Projector, Runner
 from scheduler.payouts import Payouts, expire, schedule_all
 
 log = logging.getLogger("code3.worker")
@@ -50,7 +50,7 @@ class Worker:
         self.runner = Runner(self.s.store, self.s.views)
         with_budget = getattr(self.s.forge, "with_budget", None)  # GitHub: a short budget, retried next round
         mirror_forge = with_budget(MIRROR_BUDGET_S) if with_budget else self.s.forge
-        self.projectors = [BountyBoard(), ForgeMirror(self.s.store, mirror_forge)]
+        self.projectors: list[Projector] = [BountyBoard(), ForgeMirror(self.s.store, mirror_forge)]
         self._lock = threading.Lock()
         self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
         self.payouts = Payouts(self.s, self.services_for)

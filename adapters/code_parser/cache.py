@@ -18,7 +18,9 @@ import sqlite3
 import threading
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from domain.knowledge.skeleton import Export, FileSkeleton, Import
 
@@ -31,7 +33,10 @@ class Entry:
     listing: str | None = None  # fingerprint of the file listing the imports were resolved against
 
 
-def _fast(cls: type[Any], values: dict[str, Any]) -> Any:
+M = TypeVar("M", bound=BaseModel)
+
+
+def _fast(cls: type[M], values: dict[str, Any]) -> M:
     """What `cls.model_construct(**values)` builds, for a complete set of fields, without its per-call
     overhead (the cache holds tens of thousands of exports)."""
     obj = cls.__new__(cls)

@@ -9,7 +9,7 @@ import logging
 from adapters.code_parser.grammars import parser
 from adapters.code_parser.languages import GRAMMARS, extractor, preparer
 from adapters.code_parser.source import Source, parse_errors
-from domain.knowledge.skeleton import FileSkeleton
+from domain.knowledge.skeleton import Export, FileSkeleton, Import
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,8 @@ def skeleton_of(path: str, grammar: str, data: bytes) -> FileSkeleton:
     tree = parser(grammar).parse(prepare(data) if prepare is not None else data)
     root = tree.root_node
     errors = parse_errors(root)
-    exports, imports = [], []
+    exports: list[Export] = []
+    imports: list[Import] = []
     try:
         exports, imports = extractor(grammar)(Source(data, path), root)
     except Exception as exc:  # a grammar surprise must not sink a whole scan

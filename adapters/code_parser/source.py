@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
-from domain.knowledge.skeleton import Export, Import
+from domain.knowledge.skeleton import Export, ExportKind, Import
 
 Node = Any  # tree_sitter.Node (not imported here: tree_sitter loads lazily)
 Extractor = Callable[["Source", Node], tuple[list[Export], list[Import]]]
@@ -69,9 +69,11 @@ def end_line(node: Node) -> int:
 
 def export(name: str, kind: str, node: Node, signature: str = "", doc: str | None = None,
            members: list[Export] | None = None, span_node: Node | None = None) -> Export:
+    """`kind` comes from the languages' tables of plain strings; Export (pydantic) refuses one that is not an
+    ExportKind when it is built, hence the cast."""
     span = span_node or node
-    return Export(name=name, kind=kind, signature=signature, doc=doc or None, start_line=line(span),
-                  end_line=end_line(span), members=members or [])  # type: ignore[arg-type]
+    return Export(name=name, kind=cast(ExportKind, kind), signature=signature, doc=doc or None,
+                  start_line=line(span), end_line=end_line(span), members=members or [])
 
 
 def make_import(specifier: str, node: Node, *, relative: bool = False, names: Iterable[str] = ()) -> Import:

@@ -101,7 +101,7 @@ def sections(merged: MergedSkeleton, target: str) -> dict[str, str]:
     if optional:
         edge.insert(0, f"- Optional values appear in: {', '.join(f'`{n}`' for n in optional[:15])}.")
 
-    debt = []
+    debt: list[str] = []
     broken = [f for f in files if f.parse_errors]
     if broken:
         debt.extend(f"- `{f.path}` does not parse cleanly: {'; '.join(f.parse_errors[:3])}" for f in broken)

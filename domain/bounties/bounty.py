@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import Snapshot as AggregateSnapshot  # what Aggregate.Snapshot is, named as a type
 
 from domain.bounties.chain_events import ChainCoords, ChainEvent, coords_key
 from domain.bounties.contract import (
@@ -192,13 +193,15 @@ class Bounty(Aggregate):
     def create_id(bounty_id: str) -> UUID:
         return natural_id("bounty", bounty_id)
 
-    class Snapshot(Aggregate.Snapshot):
+    class Snapshot(AggregateSnapshot):
         """A snapshot's state comes back from JSON, where the status was stored as its int: a Status again (the
         store snapshots a bounty every 100 events; see adapters.event_store). A snapshot taken before v2 of the
         contract lacks the newer fields: they take the values its events would have given."""
 
-        def mutate(self, _: None) -> Any:
+        def mutate(self, _: None) -> Bounty:
             bounty = super().mutate(_)
+            if not isinstance(bounty, Bounty):  # its topic names Bounty (or the module Bounty was moved from)
+                raise TypeError(f"a bounty's snapshot restored a {type(bounty).__name__}")
             bounty.status = Status(bounty.status)
             for name, value in _V2_DEFAULTS.items():
                 if not hasattr(bounty, name):

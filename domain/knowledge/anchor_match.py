@@ -98,7 +98,7 @@ def _similarity(a: str, b: str) -> float:
     return fuzz.ratio(a, b) / 100.0
 
 
-def _side(stored: list[str], actual: list[str]) -> float:
+def _side(stored: Sequence[str], actual: Sequence[str]) -> float:
     """How well the lines beside a candidate match the stored context on one side, nearest line first,
     position by position (a shifted context does not match): each line's similarity cubed, so only
     equal or lightly edited lines count, weighted 3-2-1 from the nearest. The farthest stored line may
@@ -268,9 +268,9 @@ class Matcher:
                        key=lambda c: -(c.score - LENGTH_PENALTY * abs(c.end - c.start + 1 - self.k)))
         best = next((c for c in cands if self.acceptable(c, cands)), None)
         if best is None:
-            top = cands[0]
-            return orphaned(f"the closest text (lines {top.start}-{top.end}) is {top.quote:.0%} similar and its "
-                             f"context {top.context:.0%}: not enough to be sure")
+            closest = cands[0]
+            return orphaned(f"the closest text (lines {closest.start}-{closest.end}) is {closest.quote:.0%} similar "
+                            f"and its context {closest.context:.0%}: not enough to be sure")
         if self.doubtful_edge(best):
             return orphaned(f"the text is at lines {best.start}-{best.end}, but where it begins or ends is unclear")
         rivals = cands + [self.candidate(s, e) for s, e in raw]
@@ -462,9 +462,10 @@ def _lines_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     if total == 0:
         return 1.0
     common, i, j = 0, 0, 0
-    for tag, a1, a2, b1, b2 in Indel.opcodes(list(a), list(b)):
-        if tag != "equal":
+    for op in Indel.opcodes(list(a), list(b)):
+        if op.tag != "equal":
             continue
+        a1, a2, b1, b2 = op.src_start, op.src_end, op.dest_start, op.dest_end  # unpacked, an Opcode types as str | int
         common += _paired(a[i:a1], b[j:b1]) + sum(len(line) + 1 for line in a[a1:a2])
         i, j = a2, b2
     common += _paired(a[i:], b[j:])
@@ -491,7 +492,7 @@ def _line_similarity(a: str, b: str) -> float:
     return _similarity(a, b)
 
 
-def _map(op: tuple[str, int, int, int, int], a: int, wanted: list[str], region: list[str], edge: str,
+def _map(op: tuple[str, int, int, int, int], a: int, wanted: Sequence[str], region: Sequence[str], edge: str,
          prev_equal: bool, next_equal: bool) -> int:
     """Where line `a` of the wanted lines (context + quote) lands in the region, through one opcode."""
     tag, a1, a2, b1, b2 = op

@@ -22,13 +22,13 @@ import json
 import secrets
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.canonical import canonical_json, natural_id, sha256_hex
-from domain.errors import Code, Code3Error
+from domain.errors import Code, Code3Error, present
 from domain.knowledge.anchor import Anchor, AnchorResult, file_digest, reanchor, snippet_at
 from domain.knowledge.annotation_rules import (
     DEFAULT_PRIORITY,
@@ -54,7 +54,8 @@ from domain.knowledge.annotation_rules import (
 from domain.knowledge.stitch import StitchItem
 
 __all__ = ["DEFAULT_PRIORITY", "MAX_COMMENT_CHARS", "MAX_LINES", "MAX_QUOTE_CHARS", "MAX_TAGS", "PRIORITIES",
-           "SENSITIVITIES", "Annotation", "Sealer", "annotation_uuid", "format_ann_id", "parse_ann_id"]
+           "SENSITIVITIES", "Annotation", "JudgingSealer", "Sealer", "annotation_uuid", "format_ann_id",
+           "parse_ann_id"]
 
 _ANCHOR_TEXTS = ("selected_text", "context_before", "context_after")
 RANK = {level: rank for rank, level in enumerate(SENSITIVITIES)}  # public < internal < secret
@@ -63,16 +64,22 @@ RANK = {level: rank for rank, level in enumerate(SENSITIVITIES)}  # public < int
 def _bears_credential(sealer: Sealer | None, texts: dict[str, Any]) -> bool:
     """Whether the sealer judges one of `texts` credential-bearing (a bare box, without `must_seal`, judges none:
     the tools hand the aggregate adapters.sealing.CredentialSealer)."""
-    judge = getattr(sealer, "must_seal", None)
-    return judge is not None and any(isinstance(t, str) and judge(t) for t in texts.values())
+    return isinstance(sealer, JudgingSealer) and any(isinstance(t, str) and sealer.must_seal(t) for t in texts.values())
 
 
 class Sealer(Protocol):
-    """Seals text so that only this installation can open it (adapters/secret_box.py: AES-GCM)."""
+    """Seals text so that only this installation can open it (adapters/secret_box.py: AES-GCM): all a secret
+    annotation needs, so a bare box will do."""
 
     def seal(self, plaintext: str) -> str: ...
 
     def open(self, sealed: str) -> str: ...
+
+
+@runtime_checkable
+class JudgingSealer(Sealer, Protocol):
+    """A sealer that also judges which texts bear a credential (adapters.sealing.CredentialSealer, what the tools
+    hand the aggregate): those are sealed whatever the sensitivity. Optional: a bare box judges none."""
 
     def must_seal(self, text: str) -> bool:
         """Whether `text` bears a credential, so that the log keeps it sealed whatever the sensitivity."""
@@ -166,7 +173,8 @@ class Annotation(Aggregate):
         else:
             sealed, digest, comment_in_event = None, None, request["comment"]
             request_digest = sha256_hex(canonical_json(request))
-        return cls(
+        # eventsourcing's metaclass takes `id=` because the class annotates `id`; __init__ (the event's) has none
+        return cls(  # type: ignore[call-arg]
             id=annotation_uuid(at, client_key, entropy), file_path=request["file_path"],
             start_line=anchor.start_line, end_line=anchor.end_line, comment=comment_in_event, tags=request["tags"],
             priority=priority, sensitivity=sensitivity, **texts, file_digest=anchor.file_digest,
@@ -335,12 +343,14 @@ class Annotation(Aggregate):
                               end_line=self.end_line, comment="", priority=self.priority, sensitivity="secret",
                               snippet=None, tags=(), status=self.status)
         where = self.locate(text, sealer, find)
-        start, end = (where.start_line, where.end_line) if where.found else (self.start_line, self.end_line)
-        snippet = snippet_at(text, start, end) if where.found and text is not None else None
-        return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=start or self.start_line,
-                          end_line=end or self.end_line, comment=self.texts(sealer)["comment"],
-                          priority=self.priority, sensitivity=self.sensitivity, snippet=snippet,
-                          tags=tuple(self.tags), status=where.status)
+        start, end, snippet = self.start_line, self.end_line, None
+        if where.found:
+            start = present(where.start_line, "a found anchor's start line")
+            end = present(where.end_line, "a found anchor's end line")
+            snippet = snippet_at(text, start, end) if text is not None else None
+        return StitchItem(id=self.ann_id, file_path=self.file_path, start_line=start, end_line=end,
+                          comment=self.texts(sealer)["comment"], priority=self.priority,
+                          sensitivity=self.sensitivity, snippet=snippet, tags=tuple(self.tags), status=where.status)
 
     def follow(self, result: AnchorResult, text: str | None, *, at: datetime, sealer: Sealer | None = None) -> bool:
         """Record where re-anchoring found the lines in the file's current `text` (None: file gone):

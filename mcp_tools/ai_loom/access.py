@@ -23,7 +23,7 @@ from adapters.redact import redact
 from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
 from domain.errors import Code
-from domain.knowledge.annotation import Annotation, Sealer
+from domain.knowledge.annotation import Annotation
 from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.ai_loom.errors import LoomError
 from mcp_tools.ai_loom.reading import ReadBudget
@@ -34,8 +34,9 @@ from projections.runner import follow
 SAVE_ATTEMPTS = 25  # optimistic-concurrency retries of one write (racing edits of one annotation)
 
 
-def sealer(s: Services) -> Sealer:
-    """The wiring's sealer; for hand-built services, one in the project's secrets directory (CODE3_HOME)."""
+def sealer(s: Services) -> CredentialSealer:
+    """The wiring's box (for hand-built services, one in the project's secrets directory, CODE3_HOME) as a sealer
+    that also judges credentials: a text bearing one is sealed whatever its sensitivity."""
     if s.sealer is None:
         s.sealer = SecretBox(project_secrets_dir(s.project))
     box = s.sealer

@@ -8,6 +8,7 @@ Orphaned event), read here; nothing is recorded, and no comment or quoted text i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from domain.knowledge.annotation import Annotation
@@ -35,23 +36,24 @@ def last_move(s: Services, ann_id: str, since: int = 0) -> dict[str, Any] | None
         elif isinstance(event, Annotation.Edited):
             start, end = event.changes.get("start_line", start), event.changes.get("end_line", end)
         elif isinstance(event, (Annotation.Reanchored, Annotation.Orphaned)):
-            found = isinstance(event, Annotation.Reanchored)
-            after = (event.start_line, event.end_line) if found else (None, None)
+            found = event if isinstance(event, Annotation.Reanchored) else None
+            after = (found.start_line, found.end_line) if found is not None else (None, None)
             if event.originator_version > since:
                 move = {"from": _lines(start, end), "to": _lines(*after),
-                        "status": event.status if found else "orphaned",
-                        "confidence": event.confidence if found else 0.0, "reason": event.reason, "at": event.at}
-            if found:
+                        "status": found.status if found is not None else "orphaned",
+                        "confidence": found.confidence if found is not None else 0.0, "reason": event.reason,
+                        "at": event.at}
+            if found is not None:
                 start, end = after
     return move
 
 
-def with_last_moves(s: Services, page: dict[str, Any]) -> dict[str, Any]:
+def with_last_moves(s: Services, page: Mapping[str, Any]) -> dict[str, Any]:
     """A list_contexts page whose items carry `lastMove` (the last re-anchoring recorded), when there was one."""
     return {**page, "items": [with_last_move(s, item) for item in page["items"]]}
 
 
-def with_last_move(s: Services, view: dict[str, Any]) -> dict[str, Any]:
+def with_last_move(s: Services, view: Mapping[str, Any]) -> Mapping[str, Any]:
     move = last_move(s, view["id"])
     return view if move is None else {**view, "lastMove": move}
 

@@ -67,14 +67,15 @@ def _verify(s: Services, ann_ids: list[str], text: str | None, counts: dict[str,
 
 def _verify_one(s: Services, ann_id: str, text: str | None) -> tuple[str, int]:
     """Verify one annotation, rerun on a racing write's result (an edit saved meanwhile): (status, events)."""
-    sealer, outcome = access.sealer(s), {"status": "", "added": 0}
+    sealer, status, added = access.sealer(s), "", 0
 
     def check(current: Annotation | None) -> Annotation | None:
+        nonlocal status, added
         live = access.live(current, ann_id)
         before = live.version
-        outcome["status"] = live.verify(text, at=datetime.now(UTC), sealer=sealer).status
-        outcome["added"] = live.version - before
-        return live if outcome["added"] else None
+        status = live.verify(text, at=datetime.now(UTC), sealer=sealer).status
+        added = live.version - before
+        return live if added else None
 
     access.write(s, ann_id, check, known=access.load(s, ann_id))
-    return str(outcome["status"]), int(outcome["added"])
+    return status, added

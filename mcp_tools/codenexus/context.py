@@ -24,7 +24,7 @@ MAX_PATH = 1024
 
 
 def project_paths(s: Services) -> ProjectPaths:
-    return s.paths if getattr(s, "paths", None) is not None else ProjectPaths(s.project)
+    return s.paths if s.paths is not None else ProjectPaths(s.project)
 
 
 def project_id(s: Services) -> str:

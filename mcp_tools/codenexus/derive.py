@@ -18,7 +18,7 @@ from pydantic import Field
 from adapters.paths import PathRefused, ProjectPaths
 from domain.knowledge.file_meta import FileMeta
 from domain.knowledge.skeleton import Import
-from mcp_tools.codenexus.answers import DeriveAnswer
+from mcp_tools.codenexus.answers import DeriveAnswer, UnresolvedReasons
 from mcp_tools.codenexus.arguments import PROFILES
 from mcp_tools.codenexus.context import file_change, fresh, locate, project_paths, save
 from mcp_tools.codenexus.errors import jsonrpc_errors
@@ -27,7 +27,6 @@ from mcp_tools.services import Services
 from projections.knowledge import codenexus_queries as index
 
 DERIVED = "derived from the code: {specifier}"
-REASONS = ("external", "not_found", "outside_root", "dynamic", "refused")
 _DYNAMIC = re.compile(r"\$\{|[()+`\s]|^<.*>$")
 
 
@@ -116,7 +115,14 @@ def derive_relationships(
                                         f"removed, {kept} already recorded by a person",
             "files_scanned": scanned, "created": created, "removed": removed, "kept_manual": kept,
             "unresolved_imports": sum(unresolved.values()),
-            "unresolved_by_reason": {reason: unresolved[reason] for reason in REASONS}}  # type: ignore[misc]
+            "unresolved_by_reason": _by_reason(unresolved)}
+
+
+def _by_reason(unresolved: Counter[str]) -> UnresolvedReasons:
+    """Every reason, 0 for one that did not occur (the answer always names all five)."""
+    return {"external": unresolved["external"], "not_found": unresolved["not_found"],
+            "outside_root": unresolved["outside_root"], "dynamic": unresolved["dynamic"],
+            "refused": unresolved["refused"]}
 
 
 def _apply(s: Services, source: str, to_add: dict[str, str], to_drop: list[str]) -> tuple[int, int]:

@@ -169,7 +169,7 @@ def query_files(
         answer["total_count_exact"] = False
     if offset + len(rows) < page.total:
         answer["next_offset"] = offset + len(rows)
-    return answer_size.cut_page(answer, "results", offset, next_key="next_offset")  # type: ignore[return-value]
+    return answer_size.cut_page(answer, "results", offset, next_key="next_offset")
 
 
 def _reasons(s: Services, f: index.Filters, query: str | None, anchor: index.FileRow | None,

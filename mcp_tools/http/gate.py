@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -25,7 +25,7 @@ WEBHOOK_PATH = "/webhooks/github"  # GitHub's deliveries come through a tunnel: 
 OPEN_PATHS = frozenset({WEBHOOK_PATH, "/healthz", "/readyz"})  # the webhook has its HMAC; health says nothing
 
 
-def authorized(scope: dict[str, Any], token: bytes) -> bool | None:
+def authorized(scope: Mapping[str, Any], token: bytes) -> bool | None:
     """True for the right bearer token, False for a wrong one, None when none was sent (constant-time compare)."""
     values = [v for k, v in scope.get("headers", []) if k == b"authorization"]
     if not values:

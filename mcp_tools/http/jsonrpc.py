@@ -59,8 +59,8 @@ def error_data_on(send: Any) -> Any:
             if message.get("more_body"):
                 return
             body = _with_error_data(b"".join(chunks))
-            headers = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
-            await send({**held, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            kept = [(k, v) for k, v in held.get("headers", []) if k.lower() != b"content-length"]
+            await send({**held, "headers": [*kept, (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
             held = None
             return

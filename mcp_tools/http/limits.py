@@ -7,7 +7,7 @@ streamable-HTTP request body, enforced by the front before the SDK sees the requ
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -20,7 +20,7 @@ class TooLarge(Exception):
     pass
 
 
-def declared_length(scope: dict[str, Any]) -> int | None:
+def declared_length(scope: Mapping[str, Any]) -> int | None:
     """The request's Content-Length, or None when it has none (or one that is not a number)."""
     for key, value in scope.get("headers", []):
         if key == b"content-length":

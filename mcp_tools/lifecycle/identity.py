@@ -8,14 +8,13 @@ key; the resolver links it the first time it needs to (resolver.author_address),
 
 from __future__ import annotations
 
-from typing import Any
-
 from adapters.event_store import Change
 from adapters.keystore import public_key_of, sign
 from domain.bounties.chain_events import ChainEvent
 from domain.bounties.identity_link import AccountLink
 from domain.bounties.links import LinkStatement, link_message
 from domain.errors import Code, Code3Error
+from mcp_tools.lifecycle.answers import LinkState
 from mcp_tools.lifecycle.chain_record import chain_read
 from mcp_tools.services import Services
 
@@ -42,7 +41,7 @@ def linked_address(s: Services, resolver: str | None) -> str | None:
         return s.chain.linked_account(resolver, s.forge.actor_id)
 
 
-def ensure_published(s: Services, resolver: str | None, repo: str, number: int) -> dict[str, Any]:
+def ensure_published(s: Services, resolver: str | None, repo: str, number: int) -> LinkState:
     """Make sure the resolver can link this identity: linked already, a statement of it already in the comments of
     `repo#number`, or one posted there now. What was found or done, for the tool's answer."""
     account = linked_address(s, resolver)

@@ -28,6 +28,7 @@ from mcp_tools.lifecycle.answers import (
     AcceptBestAnswer,
     CommentAnswer,
     ForkAnswer,
+    LinkState,
     OpenPrAnswer,
     SubmitAnswer,
     WithdrawAnswer,
@@ -320,7 +321,7 @@ def _bounties_with(s: Services, pr_url: str) -> list[str]:
     return board.bounties_with_pr(s.views, pr_url)
 
 
-def _link_state(s: Services, bounty: Any, pr_url: str) -> dict[str, Any]:
+def _link_state(s: Services, bounty: Any, pr_url: str) -> LinkState:
     """Whether a merge can reach this worker: the link, or a statement posted on the PR for the resolver."""
     from mcp_tools.lifecycle.identity import ensure_published
     from mcp_tools.lifecycle.resolver import resolver_of

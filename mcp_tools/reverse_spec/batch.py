@@ -279,7 +279,7 @@ def page(full: BatchAnswer, offset: int = 0) -> BatchAnswer:
     charged = [0] * len(order)
     owner: list[tuple[str, int, Any]] = []  # (list, module position, item) for every listed item
     for key in ("order", "successful", "skipped", "degraded"):
-        owner.extend((key, at[m], m) for m in full[key])  # type: ignore[literal-required]
+        owner.extend((key, at[m], m) for m in full[key])
     owner.extend(("failed", at[f["module"]], f) for f in full["failed"])
     owner.extend(("degradedReasons", at[m], (m, r)) for m, r in full.get("degradedReasons", {}).items())
     owner.extend(("cycles", min(at[m] for m in c), c) for c in full["cycles"])
@@ -317,7 +317,7 @@ def last_result(s: Services, project_root: str) -> BatchAnswer:
     if not isinstance(saved, dict) or saved.get("root") != root:
         raise Code3Error(Code.PRECONDITION, f"no batch result of {root} to page: run batch first (offset 0)",
                          "its answer's continuation gives the offsets to page")
-    return saved["result"]  # type: ignore[no-any-return]
+    return saved["result"]
 
 
 @tool("batch", profiles=PROFILE, open_world=True, error_text=failed("batch"), progress=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 from pydantic import Field
 
@@ -101,11 +101,24 @@ def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, 
                    confidence, authored.model, [*warnings, *context.warnings, *authored.warnings])
 
 
+class _Generation(TypedDict):
+    """What a (re)generation records: GeneratedSpec's `__init__` and `regenerate` arguments but the path."""
+
+    source_target: str
+    skeleton_hash: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    who: str
+    version: int
+    confidence: str
+
+
 def record_generated(s: Services, spec_path: str, rel: str, surface: str, authored: author.Authored, version: int,
                      confidence: str) -> None:
-    fields = {"source_target": rel, "skeleton_hash": surface, "model": authored.model,
-              "input_tokens": authored.input_tokens, "output_tokens": authored.output_tokens, "who": who(s),
-              "version": version, "confidence": confidence}
+    fields: _Generation = {"source_target": rel, "skeleton_hash": surface, "model": authored.model,
+                           "input_tokens": authored.input_tokens, "output_tokens": authored.output_tokens,
+                           "who": who(s), "version": version, "confidence": confidence}
 
     def change(spec: GeneratedSpec | None) -> GeneratedSpec:
         if spec is None:

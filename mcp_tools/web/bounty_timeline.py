@@ -30,7 +30,7 @@ def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
 
     amount = money(bounty.amount)
     if isinstance(event, Issue.Event):
-        texts = {
+        issue_texts = {
             "PublishRequested": f"publish requested for feature {d.get('feature_id')} ({amount})",
             "OpeningClaimed": "the issue's opening claimed by one publish",
             "Opened": f"issue opened: {d.get('task_id')}",
@@ -38,7 +38,7 @@ def describe(event: Any, bounty: Bounty) -> tuple[str, str]:
             "MetadataWritten": "code3-meta block written into the issue body",
             "LabelsMirrored": f"labels mirrored to the issue: {', '.join(d.get('labels') or []) or 'none'}",
         }
-        return "sponsor (publish)", texts.get(kind, kind)
+        return "sponsor (publish)", issue_texts.get(kind, kind)
     resolver = bounty.resolver or "resolver"
     texts: dict[str, Callable[[], tuple[Any, str]]] = {  # made only for the event's own kind
         "Created": lambda: (d.get("sponsor"), f"bounty created on chain: {money(d.get('amount', bounty.amount))} "

@@ -8,6 +8,7 @@ and none of them needs the module that assembles the routes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.responses import Response
@@ -15,7 +16,7 @@ from starlette.responses import Response
 from mcp_tools.web.render import page
 
 
-def port_of(scope: dict[str, Any]) -> int:
+def port_of(scope: Mapping[str, Any]) -> int:
     """The port the request came in on (the login URL and the session cookie are bound to it); 0 when unknown."""
     server = scope.get("server")
     return int(server[1]) if server and server[1] is not None else 0

@@ -43,7 +43,7 @@ class AnnotationIndex:
     def apply(self, event: Any, cur: Cursor) -> None:
         if not isinstance(event, Annotation.Event):
             return
-        annotation = self.app.repository.get(event.originator_id, version=event.originator_version)
+        annotation: Annotation = self.app.repository.get(event.originator_id, version=event.originator_version)
         view = annotation.view()  # a secret one's comment is None here, and its quote is never in a view
         cur.execute("INSERT INTO loom_annotations (id, file_path, start_line, priority, sensitivity, deleted, "
                     "updated_at, view) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "

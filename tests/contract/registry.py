@@ -25,6 +25,7 @@ IMPLEMENTATIONS: dict[str, list[str]] = {
     "adapters.ports.Chain": ["adapters.local_ledger.LocalLedger", "adapters.aptos.AptosChain"],
     "adapters.ports.Forge": ["adapters.local_forge.LocalForge", "adapters.github.GitHubForge",
                              "tests.fakes.memory_forge.MemoryForge"],
+    "adapters.ports.Signer": ["adapters.ports.Key", "code3.wiring.LazySigner"],
     "adapters.ports.SpecWriter": ["adapters.offline_writer.OfflineWriter", "adapters.llm.spec_writer.LLMSpecWriter"],
     "adapters.llm.port.LLM": ["adapters.llm.anthropic_llm.AnthropicLLM", "adapters.llm.port.MissingKeyLLM"],
     "adapters.code_parser.port.CodeParser": ["adapters.code_parser.TreeSitterCodeParser"],

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from adapters.aptos import AptosChain, aptos_policy
 from adapters.keystore import Keystore, address_of, public_key_of, sign
-from adapters.ports import Receipt, Signer
+from adapters.ports import Key, Receipt, Signer
 from domain.bounties.contract import ABORT_CODES, MAX_PAGE, Abort, Mode, Rejection, Status, SubmissionState
 from domain.bounties.links import link_message
 from domain.errors import Code, Code3Error
@@ -609,7 +609,7 @@ def test_a_spent_budget_with_a_transaction_in_doubt_names_it(node: AptosNode, pe
 def test_a_key_that_does_not_own_the_address_is_refused_without_showing_it(chain: AptosChain,
                                                                            people: dict[str, Signer]) -> None:
     alice, bob = people["alice"], people["bob"]
-    for wrong in (Signer("alice", alice.address, bob.private_key_hex), Signer("alice", alice.address, "zz")):
+    for wrong in (Key("alice", alice.address, bob.private_key_hex), Key("alice", alice.address, "zz")):
         with pytest.raises(Code3Error) as caught:
             chain.create_bounty(wrong, "alice/app", h("hash-1"), "USDT", 1)
         assert caught.value.code is Code.VALIDATION
@@ -623,7 +623,7 @@ def test_addresses_the_node_prints_short_are_read_long(chain: AptosChain, node: 
         address = address_of(key.public_key().public_bytes_raw())
         if address.startswith("0x0"):
             break
-    worker = Signer("zero", address, key.private_bytes_raw().hex())
+    worker = Key("zero", address, key.private_bytes_raw().hex())
     bounty_id = created(chain, people)
     accepted = ok(chain.accept_bounty(worker, bounty_id))
     assert node.transaction(accepted.tx_hash)["sender"] != address, "the node prints it short"

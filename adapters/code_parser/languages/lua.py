@@ -72,8 +72,9 @@ def extract(src: Source, root: Node) -> tuple[list[Export], list[Import]]:
                 text = src.text(target)
                 if target.type == "dot_index_expression" and text.startswith(table + "."):
                     value = values.named_children[i] if values is not None and i < values.named_child_count else None
-                    kind = "function" if value is not None and value.type == "function_definition" else "variable"
-                    sig = src.signature(node, value.child_by_field_name("body") if kind == "function" else None, "")
+                    fn = value if value is not None and value.type == "function_definition" else None
+                    kind = "variable" if fn is None else "function"
+                    sig = src.signature(node, fn.child_by_field_name("body") if fn is not None else None, "")
                     exports.append(export(text.split(".", 1)[1], kind, node, sig.split("=")[0].strip()
                                           if kind == "variable" else sig, _doc(src, node)))
     if returned is not None and returned.type == "table_constructor":

@@ -186,8 +186,8 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
         fn = invoked(src, target, local) if depth < 3 else None
         result = last_return(src, fn) if fn is not None else None
         if result is not None:  # the call of a function written here: what it returns, read in its body
-            body, ret, ret_value = result
-            out += exports(src, body, declare, (ret, ret_value), depth + 1)[0]
+            fn_statements, ret, ret_value = result
+            out += exports(src, fn_statements, declare, (ret, ret_value), depth + 1)[0]
         elif target is not None and target.type == "object":  # module.exports = {…}, or a name bound to one
             for p in target.named_children:
                 key = (p.child_by_field_name("key") or p.child_by_field_name("name")) if p.type in (
@@ -198,10 +198,11 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
                     out.append(export(unquote(src.text(key)), kind, p, " ".join(src.text(p).split())[:120]))
         elif target is not None and _kind(target) != "variable":
             callable_root = target
-            members = declare(target, stmt)[0].members if target.type in _CLASSES else []
+            class_members = declare(target, stmt)[0].members if target.type in _CLASSES else []
             sig = src.signature(target, target.child_by_field_name("body"), "{")
             doc = (_doc(src, target) if target is not value else None) or _doc(src, stmt)  # the declaration's first
-            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc, members=members))
+            out.append(export("export=", _kind(target), stmt, f"module.exports = {sig}"[:200], doc,
+                              members=class_members))
         elif reexport is None and (wrapped := _wrapped_require(src, target, local)) is not None:
             reexport = wrapped  # module.exports = convert(require('../array')): that module, handed on
         elif reexport is None and value is not None and not _plain_object(src, target):
@@ -250,5 +251,8 @@ def exports(src: Source, statements: list[Node], declare: Callable[[Node, Node],
 
 
 def _unique_members(members: list[Export]) -> list[Export]:
-    seen: set[str] = set()
-    return [m for m in members if not (m.name in seen or seen.add(m.name))]
+    """The first member of each name, in the order they came (a later one of the same name is dropped)."""
+    first: dict[str, Export] = {}
+    for m in members:
+        first.setdefault(m.name, m)
+    return list(first.values())

@@ -66,13 +66,13 @@ def declarations(src: Source, decl: Node, span: Node) -> list[Export]:
             if value is not None and value.type in FUNCTION_VALUES:
                 body = value.child_by_field_name("body")
                 sig = f"{keyword} {src.signature(d, body, '{=>')}"
-                kind = "function"
+                var_kind = "function"
             else:
                 text = " ".join(src.text(value).split()) if value is not None else ""
                 sig = f"{keyword} {src.signature(d, value, '=')}" + (f" = {text}" if text and len(text) <= 60 else "")
-                kind = "const" if is_const else "variable"
+                var_kind = "const" if is_const else "variable"
             for name in _declarator_names(src, name_node) if name_node is not None else []:
-                out.append(export(name, kind, d, sig, span_node=span))
+                out.append(export(name, var_kind, d, sig, span_node=span))
         return out
     kind = _KINDS.get(decl.type)
     if kind is None:

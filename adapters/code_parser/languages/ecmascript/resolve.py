@@ -81,7 +81,9 @@ def _compiler_paths(ix: ProjectIndex, config: str) -> tuple[dict[str, list[str]]
     while current and current not in seen and len(seen) < 8:
         seen.add(current)
         data = _read_json(ix, current) or {}
-        options = data.get("compilerOptions") if isinstance(data.get("compilerOptions"), dict) else {}
+        options = data.get("compilerOptions")
+        if not isinstance(options, dict):
+            options = {}
         here = posixpath.dirname(current)
         if base_url is None and isinstance(options.get("baseUrl"), str):
             base_url = join(here, options["baseUrl"]) or "."

@@ -111,7 +111,7 @@ def _imports(src: Source, stmt: Node) -> list[Import]:
 
 def _split(imports: list[Import]) -> list[Import]:
     """`from . import a, b` as one import per name: each name is usually a submodule, a file of its own."""
-    out = []
+    out: list[Import] = []
     for imp in imports:
         if imp.relative and not imp.specifier.strip(".") and len(imp.names) > 1:
             out.extend(imp.model_copy(update={"names": [name]}) for name in imp.names)

@@ -182,9 +182,9 @@ def items(src: Source, container: Node) -> tuple[list[Export], list[Import], lis
             type_name = _type_name(src, node.child_by_field_name("type"))
             body = node.child_by_field_name("body")
             trait = node.child_by_field_name("trait")
-            fns = [m for c in (body.named_children if body is not None else [])
+            fns = [fn for c in (body.named_children if body is not None else [])
                    if c.type in ("function_item", "function_signature_item", "const_item", "type_item")
-                   and (trait is not None or _pub(src, c)) and (m := _item(src, c, True))]
+                   and (trait is not None or _pub(src, c)) and (fn := _item(src, c, True))]
             if trait is not None:
                 impls.append((type_name, export(_type_name(src, trait), "impl", node, src.signature(node, body),
                                                 members=fns)))
