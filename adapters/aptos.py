@@ -36,9 +36,8 @@ from domain.bounties.contract import (
     ChainConfig,
     Mode,
     Status,
-    mode_arg,
-    u64_arg,
 )
+from domain.bounties.contract_args import mode_arg, u64_arg
 from domain.errors import Code, Code3Error, present
 
 log = logging.getLogger(__name__)

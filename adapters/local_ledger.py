@@ -24,7 +24,8 @@ from adapters.ports import Receipt, Signer
 from adapters.sql import Cursor, SqlDb
 from domain.bounties import contract
 from domain.bounties.chain_events import ChainEvent
-from domain.bounties.contract import BountyState, ChainConfig, ContractAbort, mode_arg, u64_arg
+from domain.bounties.contract import BountyState, ChainConfig, ContractAbort
+from domain.bounties.contract_args import mode_arg, u64_arg
 from domain.canonical import canonical_json
 from domain.errors import Code, Code3Error
 

@@ -45,7 +45,8 @@ from code3.settings import Settings
 from code3.wiring import build_services, record_resolver
 from domain.bounties.bounty import Bounty
 from domain.bounties.chain_events import ChainEvent
-from domain.bounties.contract import DEFAULT_DEADLINE, Status, mode_arg, u64_arg
+from domain.bounties.contract import DEFAULT_DEADLINE, Status
+from domain.bounties.contract_args import mode_arg, u64_arg
 from domain.bounties.index import Index
 from domain.bounties.issue import Issue
 from domain.bounties.links import link_message

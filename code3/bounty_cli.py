@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from code3.command_args import settings_of
+
 BOUNTY_ACTIONS = ("cancel", "dispute", "rule", "withdraw-refund", "show")
 
 
@@ -44,7 +46,7 @@ def cmd_bounty(args: argparse.Namespace) -> int:
     if not args.bounty_id.isascii() or not args.bounty_id.isdigit() or len(args.bounty_id) > 20:
         raise Code3Error(Code.VALIDATION, f"invalid bounty id {args.bounty_id[:40]!r}",
                          "pass the bounty's id, a number (publish and accept_task report it)")
-    settings = _settings(args)
+    settings = settings_of(args)
     if args.action == "dispute" and not args.reason:
         raise Code3Error(Code.VALIDATION, "code3 bounty dispute: --reason is required",
                          "e.g. code3 bounty dispute 3 --reason \"the merged PR breaks the login page\"")
@@ -68,12 +70,6 @@ def cmd_bounty(args: argparse.Namespace) -> int:
         return 0
     finally:
         s.close()
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    from code3.settings import Settings
-
-    return Settings.from_env(project=getattr(args, "project", None), identity=getattr(args, "identity", None))
 
 
 def _share(args: argparse.Namespace) -> int:
@@ -130,7 +126,7 @@ def cmd_account_link(args: argparse.Namespace) -> int:
     from mcp_tools.lifecycle.identity import ensure_published, linked_address
     from mcp_tools.lifecycle.resolver import link, published_statement
 
-    settings = _settings(args)
+    settings = settings_of(args)
     if not args.on:
         raise Code3Error(Code.VALIDATION, "code3 account link: --on URL is required",
                          "pass an issue or PR URL of the forge the statement is posted on, e.g. the bounty's issue")

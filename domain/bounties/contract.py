@@ -7,7 +7,7 @@ the chain would return. What a rule needs from the chain's tables (is this worke
 which address is linked to that forge account, what did this funder put in) is passed in, as the Move module
 reads it from its tables.
 
-Who can move money, and when (the README's Security model says the same):
+Who can move money, and when (docs/security.md says the same):
 - the sponsor cancels before any PR, or when no submitted PR is live after the deadline; never after a merge;
 - a submitted PR keeps the escrow until the resolver has seen it closed unmerged, and at most until
   `deadline + REFUND_GRACE` (no worker can freeze it longer);
@@ -22,29 +22,33 @@ Who can move money, and when (the README's Security model says the same):
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from domain.bounties.contract_args import (
+    check_commit_sha,
+    check_cooling_period,
+    check_dispute_period,
+    check_issue_hash,
+    check_pr_url,
+    check_reason,
+    check_repo,
+    check_split,
+    check_terms,
+)
 from domain.bounties.contract_terms import (
     ABORT_CODES,
     BPS,
-    COMMIT_SHA_DIGITS,
     DAY,
     DEFAULT_COOLING_PERIOD,
     DEFAULT_DEADLINE,
     DEFAULT_DISPUTE_PERIOD,
     DISPUTED_LABEL,
-    ISSUE_HASH_DIGITS,
     MAX_COOLING_PERIOD,
     MAX_DEADLINE_AHEAD,
     MAX_DISPUTE_PERIOD,
     MAX_HOLD_SECONDS,
     MAX_LOGIN_BYTES,
     MAX_PAGE,
-    MAX_PR_URL_BYTES,
-    MAX_REASON_BYTES,
-    MAX_REPO_BYTES,
-    MAX_SHARE,
     MAX_SPLIT,
     MAX_SUBMISSIONS,
     REFUND_GRACE,
@@ -71,7 +75,6 @@ from domain.bounties.state import (
     status_after_accept,
     status_after_withdraw,
 )
-from domain.errors import Code, Code3Error
 
 # the contract's public face: its terms (contract_terms), its state (state) and its rules (here), for the callers
 # that speak of "the contract" as one thing
@@ -112,94 +115,12 @@ __all__ = [
     "status_after_withdraw",
 ]
 
-_HEX = re.compile(r"[0-9a-f]*")
 def _holds(state: BountyState, now: int) -> bool:
     return holds(state, now)
 
 
 def _live(state: BountyState) -> bool:
     return any(s["state"] == SubmissionState.LIVE for s in state.submissions.values())
-
-
-# --- what a transaction can carry: a value outside its Move type cannot even be encoded -------------
-
-def u64_arg(name: str, value: Any) -> int:
-    """An integer argument as the chain's u64 (amounts, deadlines, durations); refused before signing."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
-        raise Code3Error(Code.VALIDATION, f"{name} {value!r} does not fit the contract's u64 (0 to {U64_MAX})",
-                         f"pass {name} as a whole number in that range")
-    return value
-
-
-def mode_arg(mode: str | int) -> int:
-    """`"exclusive"`/`"contest"` (or the chain's u8) as the u8 create_bounty takes."""
-    if isinstance(mode, str):
-        if mode.upper() in Mode.__members__:
-            return int(Mode[mode.upper()])
-    elif not isinstance(mode, bool) and isinstance(mode, int) and 0 <= mode <= 255:
-        return mode
-    raise Code3Error(Code.VALIDATION, f"unknown bounty mode {mode!r}", "use exclusive or contest")
-
-
-def parse_mode(value: int) -> Mode:
-    """The chain's u8; anything but 0 or 1 is INVALID_MODE."""
-    if isinstance(value, bool) or int(value) not in Mode._value2member_map_:
-        raise ContractAbort(Abort.INVALID_MODE)
-    return Mode(int(value))
-
-
-# --- argument checks, shared with the adapters (which refuse before signing what would abort) ---------
-
-def check_repo(repo: str) -> None:
-    if not 0 < len(repo.encode()) <= MAX_REPO_BYTES:
-        raise ContractAbort(Abort.INVALID_REPO)
-
-
-def check_issue_hash(issue_hash: str) -> None:
-    if len(issue_hash) != ISSUE_HASH_DIGITS or not _HEX.fullmatch(issue_hash):
-        raise ContractAbort(Abort.INVALID_ISSUE_HASH)
-
-
-def check_pr_url(pr_url: str) -> None:
-    if not 0 < len(pr_url.encode()) <= MAX_PR_URL_BYTES:
-        raise ContractAbort(Abort.INVALID_PR_URL)
-
-
-def check_commit_sha(commit_sha: str) -> None:
-    if len(commit_sha) not in COMMIT_SHA_DIGITS or not _HEX.fullmatch(commit_sha):
-        raise ContractAbort(Abort.INVALID_COMMIT_SHA)
-
-
-def check_cooling_period(seconds: int) -> None:
-    if not 0 < seconds <= MAX_COOLING_PERIOD:
-        raise ContractAbort(Abort.INVALID_COOLING_PERIOD)
-
-
-def check_dispute_period(seconds: int) -> None:
-    if not 0 < seconds <= MAX_DISPUTE_PERIOD:
-        raise ContractAbort(Abort.INVALID_DISPUTE_PERIOD)
-
-
-def check_reason(reason: str) -> None:
-    if not 0 < len(reason.encode()) <= MAX_REASON_BYTES:
-        raise ContractAbort(Abort.INVALID_REASON)
-
-
-def check_terms(deadline: int, mode: int, hold_seconds: int, now: int) -> Mode:
-    if not now < deadline <= now + MAX_DEADLINE_AHEAD:
-        raise ContractAbort(Abort.INVALID_DEADLINE)
-    chosen = parse_mode(mode)
-    limit = (1, MAX_HOLD_SECONDS) if chosen is Mode.EXCLUSIVE else (0, 0)
-    if not limit[0] <= hold_seconds <= limit[1]:
-        raise ContractAbort(Abort.INVALID_HOLD)
-    return chosen
-
-
-def check_split(recipients: list[str], shares: list[int]) -> None:
-    if not 0 < len(recipients) <= MAX_SPLIT or len(shares) != len(recipients):
-        raise ContractAbort(Abort.INVALID_SPLIT)
-    if len(set(recipients)) != len(recipients) or any(not 0 < share <= MAX_SHARE for share in shares):
-        raise ContractAbort(Abort.INVALID_SPLIT)
 
 
 # --- the registry (admin) -------------------------------------------------------------------------

@@ -219,7 +219,8 @@ def test_the_rolling_pass_reaches_every_live_bounty_and_corrects_a_disagreement(
 def exclusive_bounties(world: World, txs: Any, name: str, n: int) -> list[str]:
     """`n` exclusive bounties created by the sponsor's signed transactions straight on the ledger (no handler of
     this store saw them): their ids."""
-    from domain.bounties.contract import DEFAULT_DEADLINE, mode_arg, u64_arg
+    from domain.bounties.contract import DEFAULT_DEADLINE
+    from domain.bounties.contract_args import mode_arg, u64_arg
 
     ledger, alice = world.ledger, world.sponsor.signer
     ledger.mint(alice.address, "USDT", 10**9)

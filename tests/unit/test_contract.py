@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from domain.bounties import contract
+from domain.bounties import contract, contract_args
 from domain.bounties.contract import (
     ABORT_CODES,
     BPS,
@@ -574,17 +574,18 @@ def test_a_bounty_keeps_the_resolver_and_periods_it_was_created_with() -> None:
 @pytest.mark.parametrize("value", [-1, U64_MAX + 1, 1.5, "5", True, None])
 def test_u64_arguments_outside_the_range_are_refused_before_signing(value: Any) -> None:
     with pytest.raises(Code3Error) as caught:
-        contract.u64_arg("amount", value)
+        contract_args.u64_arg("amount", value)
     assert caught.value.code is Code.VALIDATION and "u64" in caught.value.message
-    assert contract.u64_arg("amount", U64_MAX) == U64_MAX and contract.u64_arg("amount", 0) == 0
+    assert contract_args.u64_arg("amount", U64_MAX) == U64_MAX and contract_args.u64_arg("amount", 0) == 0
 
 
 def test_modes_by_name_or_number() -> None:
-    assert (contract.mode_arg("exclusive"), contract.mode_arg("contest"), contract.mode_arg(7)) == (0, 1, 7)
+    mode_arg = contract_args.mode_arg
+    assert (mode_arg("exclusive"), mode_arg("contest"), mode_arg(7)) == (0, 1, 7)
     for bad in ("solo", True, -1, 256):
         with pytest.raises(Code3Error):
-            contract.mode_arg(bad)
-    assert contract.parse_mode(0) is Mode.EXCLUSIVE and Mode.CONTEST.label == "contest"
+            contract_args.mode_arg(bad)
+    assert contract_args.parse_mode(0) is Mode.EXCLUSIVE and Mode.CONTEST.label == "contest"
 
 
 # --- shared definitions --------------------------------------------------------------------------------------

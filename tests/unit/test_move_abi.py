@@ -27,7 +27,8 @@ from adapters.aptos import AptosChain
 from adapters.aptos_abi import load_abi
 from adapters.local_ledger import LocalLedger
 from adapters.ports import Chain
-from domain.bounties import contract, contract_terms
+from domain.bounties import contract, contract_args, contract_terms
+from domain.bounties import state as bounty_state
 from domain.bounties.contract import Abort, BountyState, ChainConfig, Mode, Rejection, Status, SubmissionState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -453,12 +454,13 @@ def _move_aborts(move: MoveModule, function: str) -> list[str]:
 
 
 def _python_functions() -> dict[str, ast.FunctionDef]:
-    tree = ast.parse(inspect.getsource(contract))
-    return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    """The rules (domain.bounties.contract), the argument checks they call (contract_args) and the state's."""
+    return {node.name: node for module in (contract, contract_args, bounty_state)
+            for node in ast.walk(ast.parse(inspect.getsource(module))) if isinstance(node, ast.FunctionDef)}
 
 
 def _python_aborts(node: ast.AST, functions: dict[str, ast.FunctionDef]) -> list[str]:
-    """`Abort.X` in source order, with the calls of other domain.bounties.contract functions and methods inlined."""
+    """`Abort.X` in source order, with the calls of the contract's other functions and methods inlined."""
     found: list[str] = []
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == "Abort":
