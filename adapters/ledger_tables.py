@@ -135,9 +135,9 @@ def settled(db: Cursor, repo_id: int, pr_number: int) -> str | None:
 
 def migrate(db: Cursor) -> None:
     """A ledger file of an older contract: v1's tables and states become v2's (the embedded ledger is one file per
-    project, so it moves in place; a Move deployment is a new package instead, see the README). A v1 bounty keeps
-    its terms; its sponsor is its one funder, its accepted contest workers its entrants, and it takes the
-    registry's resolver at its first resolver-only step."""
+    project, so it moves in place; a Move deployment is a new package instead: docs/aptos.md, "Moving from the v1
+    module"). A v1 bounty keeps its terms; its sponsor is its one funder, its accepted contest workers its
+    entrants, and it takes the registry's resolver at its first resolver-only step."""
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
     if "balances" in tables:  # before u64 amounts
         for address, asset, amount in db.execute("SELECT address, asset, amount FROM balances").fetchall():

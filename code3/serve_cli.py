@@ -27,8 +27,8 @@ def add_serve_parsers(sub: Any, common: Common) -> None:
                         "every web session")
     p.add_argument("--stateless", action="store_true",
                    help="keep no MCP session between requests, so several serves behind one address answer any "
-                        "client (no resource subscriptions, no per-session log level; README: Running on several "
-                        "machines)")
+                        "client (no resource subscriptions, no per-session log level; docs/operations.md: Sessions "
+                        "behind one address)")
     p.set_defaults(func=cmd_serve)
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))
@@ -85,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(json.dumps({"listening": url, "mcp": f"{url}/mcp", "api": f"{url}/api",
                           "webhook": f"{url}/webhooks/github", "web": f"{url}/",
                           "web_login": f"code3 serve --print-url --port {port}", **auth,
-                          # one serve acts as one identity (README: Running on several machines): which one
+                          # one serve acts as one identity (docs/operations.md, "Identities"): which one
                           "identity": settings.identity, "stateless": args.stateless}), flush=True)
 
     serve(lambda: build_services(settings), secret, args.host, args.port, ready, token=token,

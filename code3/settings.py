@@ -3,9 +3,9 @@
 A variable is one field of `Settings`: its type is the annotation, its default the field's, and `env(...)`
 in the field's metadata gives its name, what it means and how its text is read (a `Reader`: the bound or
 the choices, and what a valid value looks like); a field with `repr=False` holds a secret, never shown.
-From those fields come `Settings.from_env`, `code3 config` (`describe`) and the README's Configuration
-table (`markdown_table`: tests/unit/test_settings.py keeps the README equal to it, and
-`python -m code3.settings README.md` rewrites it). A bad value is refused by name before anything is
+From those fields come `Settings.from_env`, `code3 config` (`describe`) and the table of
+docs/configuration.md (`markdown_table`: tests/unit/test_settings.py keeps the page equal to it, and
+`python -m code3.settings` rewrites it). A bad value is refused by name before anything is
 opened: `Code3Error(E_VALIDATION, "CODE3_X='…' is not …", "set CODE3_X to …")`, which the CLI prints as
 every other refusal.
 
@@ -49,7 +49,8 @@ MAX_SESSION_HOURS = 720  # mcp_tools.web.auth.session_hours
 @dataclass(frozen=True)
 class Reader:
     """`parse` turns a value's text into the value, or raises ValueError; `expects` says what a valid value
-    looks like (in the refusal, and with `documented` in `code3 config` and the README too); `example` is one."""
+    looks like (in the refusal, and with `documented` in `code3 config` and docs/configuration.md too); `example` is
+    one."""
 
     expects: str
     example: str
@@ -172,18 +173,20 @@ class Declared:
     shown: str | None
     reader: Reader | None
     derive: Callable[[Mapping[str, str]], Any] | None
-    see: tuple[str, str] | None
+    see: str | None
 
 
 _DECLARED = "code3.env"
 
 
 def env(name: str, meaning: str, *, shown: str | None = None, reader: Reader | None = None,
-        derive: Callable[[Mapping[str, str]], Any] | None = None, see: tuple[str, str] | None = None) -> dict[str, Any]:
-    """A field's metadata: read from the environment variable `name`, which means `meaning` (Markdown, as the
-    README shows it). `shown`: the default as the docs show it (else the field's default, or "unset");
-    `reader`: how a value is read (else any text); `derive`: the value when the variable is unset, from the
-    environment (else the field's default); `see`: (README section, its anchor) the README row links to."""
+        derive: Callable[[Mapping[str, str]], Any] | None = None, see: str | None = None) -> dict[str, Any]:
+    """A field's metadata: read from the environment variable `name`, which means `meaning` (Markdown, as
+    docs/configuration.md shows it: one short sentence, the row at most 300 characters; the rest belongs in the
+    prose of the page `see` names). `shown`: the default as the docs show it (else the field's default, or
+    "unset"); `reader`: how a value is read (else any text); `derive`: the value when the variable is unset, from
+    the environment (else the field's default); `see`: the page of docs/ (and its heading's anchor) that says
+    more, e.g. `"security.md#where-keys-and-secrets-live"`, which the row links to."""
     return {_DECLARED: Declared(name, meaning, shown, reader, derive, see)}
 
 
@@ -199,7 +202,7 @@ class Variable:
     reader: Reader
     derive: Callable[[Mapping[str, str]], Any] | None
     secret: bool
-    see: tuple[str, str] | None
+    see: str | None  # a page of docs/, and its heading's anchor
 
     def read(self, env: Mapping[str, str]) -> Any:
         """The value this variable gives in `env`; MISSING when it is unset (or blank) and nothing derives one."""
@@ -252,128 +255,132 @@ def _cwd(env: Mapping[str, str]) -> Path:
 
 _GITHUB = "with `CODE3_FORGE=github`: "
 _APTOS = "with `CODE3_CHAIN=aptos`: "
+# pages of docs/ (and headings) several declarations link to
+_SEE_KEYS = "security.md#where-keys-and-secrets-live"
+_SEE_APTOS = "aptos.md#configuration"
+_SEE_MODEL = "reverse-spec.md#which-model-writes"
 
 
 @dataclass
 class Settings:
-    """Every setting, in the order `code3 config` and the README list them."""
+    """Every setting, in the order `code3 config` and docs/configuration.md list them."""
 
     project: Path = field(metadata=env(
         "CODE3_PROJECT", "project root; `.code3/` (events, ledger, forge, caches, workspaces: no key or secret) and "
         "`specs/` live under it", shown="current directory", reader=directory(resolve=True), derive=_cwd))
     home: Path | None = field(default=None, metadata=env(  # None: from the environment when asked (home_dir)
         "CODE3_HOME", "keys and secrets, outside any work tree: `keys/NAME.key` (identities) and "
-        "`projects/<name>-<hash of the project's resolved path>/` (its serve token, webhook secret, annotations' key, "
-        "embedded-forge hook secrets). Moving a project means moving that directory too (or letting Code3 make new "
-        "ones)", shown="`$XDG_CONFIG_HOME/code3`, else `~/.config/code3`", reader=directory(resolve=True),
-        derive=code3_home))
+        "`projects/<name>-<hash>/` (each project's secrets)", shown="`$XDG_CONFIG_HOME/code3`, else `~/.config/code3`",
+        reader=directory(resolve=True), derive=code3_home, see=_SEE_KEYS))
     identity: str = field(default="default", metadata=env(
         "CODE3_IDENTITY", "the keystore key this server signs as: the acting sponsor or worker is never a tool "
-        "argument", reader=key_name()))
+        "argument", reader=key_name(), see="operations.md#identities-one-serve-per-identity"))
     keystore: Path | None = field(default=None, metadata=env(
         "CODE3_KEYSTORE", "directory of named keys (files are mode 0600)", shown="`CODE3_HOME/keys`",
-        reader=directory(resolve=True)))
+        reader=directory(resolve=True), see=_SEE_KEYS))
     workspace: Path | None = field(default=None, metadata=env(
         "CODE3_WORKSPACE", "where `fork_and_prepare` clones forks", shown="`<project>/.code3/workspaces/<identity>`",
         reader=directory()))
     database_url: str | None = field(default=None, metadata=env(
         "CODE3_DATABASE_URL", "`postgresql://user:pass@host:port/db[?schema=name]` for the event store",
         shown="unset: SQLite at `<project>/.code3/events.sqlite`",
-        reader=url("postgresql", "postgres", example="postgresql://code3:secret@127.0.0.1:5432/code3")))
+        reader=url("postgresql", "postgres", example="postgresql://code3:secret@127.0.0.1:5432/code3"),
+        see="operations.md#postgresql"))
     db_outage_exit: float = field(default=300.0, metadata=env(  # also read at use by adapters.db_watchdog.outage_limit
-        "CODE3_DB_OUTAGE_EXIT", "on PostgreSQL: seconds `code3 serve` or `code3 worker` keeps running while its "
-        "database is out of reach; past them it logs why and exits with status 3, for its supervisor to restart it "
-        "(`0`: never)", reader=number("seconds")))
+        "CODE3_DB_OUTAGE_EXIT", "on PostgreSQL: seconds a serve or worker runs on without its database before it "
+        "exits with status 3, for its supervisor to restart it (`0`: never)",
+        reader=number("seconds"), see="operations.md#on-postgresql-connections-come-back"))
     forge: str = field(default="local", metadata=env(
-        "CODE3_FORGE", "`local` (embedded forge) or `github`", reader=choice(*FORGES)))
+        "CODE3_FORGE", "`local` (embedded forge) or `github`", reader=choice(*FORGES), see="github.md"))
     chain: str = field(default="local", metadata=env(
-        "CODE3_CHAIN", "`local` (embedded ledger) or `aptos`", reader=choice(*CHAINS)))
+        "CODE3_CHAIN", "`local` (embedded ledger) or `aptos`", reader=choice(*CHAINS), see="aptos.md"))
     github_token: str | None = field(default=None, repr=False, metadata=env(
         "GITHUB_TOKEN", f"{_GITHUB}the token the forge acts with (its user is the actor); never logged, passed to git "
-        "only through the environment"))
+        "only through the environment", see="github.md#the-token"))
     github_api_url: str = field(default="https://api.github.com", metadata=env(
         "CODE3_GITHUB_API_URL", f"{_GITHUB}REST base URL (GitHub Enterprise: `https://HOST/api/v3`)",
-        reader=url("https", "http", example="https://github.example.com/api/v3")))
+        reader=url("https", "http", example="https://github.example.com/api/v3"), see="github.md#the-token"))
     github_git_url: str | None = field(default=None, metadata=env(
         "CODE3_GITHUB_GIT_URL", f"{_GITHUB}git base URL for clone and push", shown="derived from the API URL",
-        reader=url("https", "http", example="https://github.example.com")))
+        reader=url("https", "http", example="https://github.example.com"), see="github.md#the-token"))
     github_retry_budget: float = field(default=120.0, metadata=env(
         "CODE3_GITHUB_RETRY_BUDGET", f"{_GITHUB}seconds of rate-limit / 5xx waiting before a tool answers "
-        "`E_GH_RATE_LIMIT` with the reset time", reader=number("seconds")))
+        "`E_GH_RATE_LIMIT` with the reset time", reader=number("seconds"),
+        see="github.md#what-the-github-adapter-does"))
     aptos_node_url: str = field(default="https://fullnode.testnet.aptoslabs.com/v1", metadata=env(
         "CODE3_APTOS_NODE_URL", f"{_APTOS}fullnode REST URL (with `/v1`)",
-        reader=url("https", "http", example="https://fullnode.testnet.aptoslabs.com/v1")))
+        reader=url("https", "http", example="https://fullnode.testnet.aptoslabs.com/v1"), see=_SEE_APTOS))
     aptos_network: str = field(default="testnet", metadata=env(
-        "CODE3_APTOS_NETWORK", f"{_APTOS}the network name `publish` checks its `network` argument against"))
+        "CODE3_APTOS_NETWORK", f"{_APTOS}the network name `publish` checks its `network` argument against",
+        see=_SEE_APTOS))
     aptos_module_address: str | None = field(default=None, metadata=env(
         "CODE3_APTOS_MODULE_ADDRESS", f"{_APTOS}where `code3::bounty` is published",
-        shown="unset (required with `aptos`)", reader=address()))
+        shown="unset (required with `aptos`)", reader=address(), see=_SEE_APTOS))
     aptos_asset_metadata: str | None = field(default=None, metadata=env(
         "CODE3_APTOS_ASSET_METADATA", f"{_APTOS}the fungible-asset metadata object of the escrowed asset (USDT)",
-        reader=address()))
+        reader=address(), see=_SEE_APTOS))
     resolver: str | None = field(default=None, metadata=env(  # None: the identity of the first serve or worker
-        "CODE3_RESOLVER", "embedded ledger: the keystore key recorded as the ledger's resolver, the one account whose "
-        "merge reports the ledger accepts, by the first `code3 serve` or `code3 worker` on a ledger that has none. The "
-        "merge webhook is processed by `code3 serve`, so run it as this identity (or set this to serve's identity): "
-        "a merge reported by another identity is refused (`NOT_RESOLVER`) and the delivery dead-lettered",
-        shown="the identity of the first `code3 serve` / `code3 worker` (its `CODE3_IDENTITY`)", reader=key_name()))
+        "CODE3_RESOLVER", "embedded ledger: the key whose merge reports it accepts, recorded by the first "
+        "`code3 serve` or `code3 worker`; run the serve that gets the merge webhook as it",
+        shown="the first serve's or worker's `CODE3_IDENTITY`", reader=key_name(),
+        see="security.md#what-the-resolver-is-trusted-with"))
     cooling_period: int = field(default=DEFAULT_COOLING_PERIOD, metadata=env(
         "CODE3_COOLING_PERIOD", "seconds from merge to claim, fixed when a local ledger is created",
         reader=whole("seconds", 1, MAX_COOLING_PERIOD)))
     asset: str = field(default="USDT", metadata=env("CODE3_ASSET", "default asset symbol"))
     spec_kit_templates_dir: Path | None = field(default=None, metadata=env(
-        "SPEC_KIT_TEMPLATES_DIR", "a directory of your own spec-kit templates (`spec-template.md`, "
-        "`plan-template.md`, `tasks-template.md`, e.g. a project's `.specify/templates`) for `spec_mcp.specify`/"
-        "`plan`/`tasks`; `research-`, `data-model-`, `quickstart-` and `contracts-template.md` are used when present. "
-        "An unreadable directory or a missing template answers `E_INTERNAL` \"template read failed\"",
-        shown="unset: the built-in templates", reader=directory()))
+        "SPEC_KIT_TEMPLATES_DIR", "a directory of your own spec-kit templates (e.g. a project's "
+        "`.specify/templates`) for `spec_mcp.specify`, `plan` and `tasks`", shown="unset: the built-in templates",
+        reader=directory(), see="lifecycle.md#feature-ids-and-specs"))
     llm: str = field(default="auto", metadata=env(
         "CODE3_LLM", "who writes reverse-spec's and `spec_mcp.*`'s specs: `auto` (Claude when `ANTHROPIC_API_KEY` "
-        "is set, else the offline writer), `anthropic` (the key is required: without it tools answer 未检测到 "
-        "ANTHROPIC_API_KEY) or `offline`", reader=choice(*LLMS)))
+        "is set, else the offline writer), `anthropic` (the key required) or `offline`", reader=choice(*LLMS),
+        see=_SEE_MODEL))
     llm_model: str = field(default="claude-sonnet-4-6", metadata=env(
-        "CODE3_LLM_MODEL", "with the Anthropic LLM: the model id"))
+        "CODE3_LLM_MODEL", "with the Anthropic LLM: the model id", see=_SEE_MODEL))
     anthropic_api_key: str | None = field(default=None, repr=False, metadata=env(
         "ANTHROPIC_API_KEY", "key of the Anthropic Messages API; when set, specs are written by Claude (never "
-        "logged)"))
+        "logged)", see=_SEE_MODEL))
     anthropic_base_url: str | None = field(default=None, metadata=env(
         "ANTHROPIC_BASE_URL", "base URL of the Anthropic Messages API", shown="`https://api.anthropic.com`",
-        reader=url("https", "http", example="https://api.anthropic.com")))
+        reader=url("https", "http", example="https://api.anthropic.com"), see=_SEE_MODEL))
     web_session_hours: float = field(default=12.0, metadata=env(  # also read at use by mcp_tools.web.auth
         "CODE3_WEB_SESSION_HOURS", "how long a login to `code3 serve`'s web page lasts, in hours (the session "
         "cookie's `Max-Age`, also checked by the serve)", reader=number("hours", 0, MAX_SESSION_HOURS, above=True),
-        see=("The web page", "the-web-page")))
+        see="web.md#logging-in"))
     loom_share_internal: bool = field(default=False, metadata=env(
-        "CODE3_LOOM_SHARE_INTERNAL", "ai-loom: on, `internal` annotations' comments are answered over MCP and REST "
-        "and stitched; off, their comments are null and stitch leaves them out. `secret` ones never leave, whatever "
-        "this says", shown="off", reader=flag()))
+        "CODE3_LOOM_SHARE_INTERNAL", "ai-loom: on, `internal` annotations' comments are answered and stitched; "
+        "off, they are withheld (`secret` ones always are)", shown="off", reader=flag(), see="ai-loom.md#sensitivity"))
+    nexus_poll_s: float = field(default=0.2, metadata=env(  # mcp_tools.codenexus.subscriptions reads it from Services
+        "CODE3_NEXUS_POLL_S", "CodeNexus: seconds between the subscription watcher's reads of the event log (a "
+        "change another process makes is announced within about that)", reader=number("seconds", 0.01, 60),
+        see="codenexus.md#resources-prompts-and-subscriptions"))
     log_level: str = field(default="WARNING", metadata=env(
         "CODE3_LOG_LEVEL", "log level (stderr); `--log-level` overrides it",
-        reader=choice(*LOG_LEVELS, upper=True, documented=True)))
+        reader=choice(*LOG_LEVELS, upper=True, documented=True), see="operations.md#logs"))
     log_format: str = field(default="text", metadata=env(
         "CODE3_LOG_FORMAT", "`text`, or `json`: each stderr log line one JSON object (time, level, logger, message, "
-        "extra fields), secrets scrubbed as in text", reader=choice(*LOG_FORMATS), see=("Operations", "operations")))
+        "extra fields), secrets scrubbed as in text", reader=choice(*LOG_FORMATS), see="operations.md#logs"))
     max_answer_bytes: int = field(default=262_144, metadata=env(  # also read at use by mcp_tools.answer_size
-        "CODE3_MAX_ANSWER_BYTES", "the most bytes a tool answer takes as the JSON-RPC line the client receives (the "
-        "payload is carried twice: the JSON text and `structuredContent`, so about 128 KB of payload). `prepare`, "
-        "`batch`, `ai-loom.list_contexts` and `ai-loom.stitch` cut a bigger answer and say how to fetch the rest (see "
-        "reverse-spec and ai-loom below); any other answer past it is refused with a coded error naming this "
-        "variable", shown="`262144` (256 KB)", reader=whole("bytes", MIN_ANSWER_BYTES)))
+        "CODE3_MAX_ANSWER_BYTES", "the most bytes of a tool answer's JSON-RPC line (about half of it payload); a "
+        "longer answer is cut into pages or refused", shown="`262144` (256 KB)",
+        reader=whole("bytes", MIN_ANSWER_BYTES), see="mcp.md#the-answer-cap"))
     cache_dir: Path | None = field(default=None, metadata=env(  # None: no cache
         "CODE3_CACHE_DIR", "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever "
         "Code3's sources or the SDK change; `off` keeps none (every start then imports every tool family, ~0.3 s "
         "more)", shown="`$XDG_CACHE_HOME/code3`, else `~/.cache/code3`",
-        reader=Reader("a directory, or off", "off", _cache_directory), derive=_xdg_cache))
+        reader=Reader("a directory, or off", "off", _cache_directory), derive=_xdg_cache, see="mcp.md#start-up"))
     serve_token: str | None = field(default=None, repr=False, metadata=env(  # its length is checked by the serve
         "CODE3_SERVE_TOKEN", "the bearer token `code3 serve` requires on `/mcp` and its other routes but the "
         "webhook, at least 16 characters (never logged)",
-        shown="generated once into `CODE3_HOME/projects/<key>/serve_token`"))
+        shown="generated once into `CODE3_HOME/projects/<key>/serve_token`",
+        see="security.md#who-can-do-what-through-code3-serve"))
     webhook_secret: str | None = field(default=None, repr=False, metadata=env(
         "GITHUB_WEBHOOK_SECRET", "the webhook's HMAC-SHA256 secret (`X-Hub-Signature-256`)",
-        shown="generated once into `CODE3_HOME/projects/<key>/webhook_secret`"))
+        shown="generated once into `CODE3_HOME/projects/<key>/webhook_secret`", see="github.md#the-webhook"))
     passphrase: str | None = field(default=None, repr=False, metadata=env(  # read at use by adapters.key_export
         "CODE3_PASSPHRASE", "the passphrase of `code3 account export` / `import` (never an argument)",
-        shown="unset: asked on the terminal"))
+        shown="unset: asked on the terminal", see="commands.md#code3-account"))
 
     @property
     def state_dir(self) -> Path:
@@ -437,10 +444,10 @@ def describe() -> str:
 
 
 def markdown_table() -> str:
-    """The README's Configuration table."""
+    """The table of docs/configuration.md: each row links to the page of docs/ its declaration names (`see`)."""
     rows = ["| variable | default | meaning |", "| --- | --- | --- |"]
     for v in VARIABLES.values():
-        meaning = v.described() + (f" (see [{v.see[0]}](#{v.see[1]}))" if v.see else "")
+        meaning = v.described() + (f" (see [{v.see.partition('#')[0]}]({v.see}))" if v.see else "")
         rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (f"`{v.name}`", v.default, meaning)) + " |")
     return "\n".join(rows) + "\n"
 
@@ -448,10 +455,10 @@ def markdown_table() -> str:
 TABLE_START, TABLE_END = "<!-- configuration -->\n", "<!-- /configuration -->\n"
 
 
-def with_table(readme: str) -> str:
-    """`readme` with the table between its configuration markers rendered anew."""
-    start, end = readme.index(TABLE_START) + len(TABLE_START), readme.index(TABLE_END)
-    return readme[:start] + "\n" + markdown_table() + "\n" + readme[end:]
+def with_table(page: str) -> str:
+    """`page` (docs/configuration.md) with the table between its configuration markers rendered anew."""
+    start, end = page.index(TABLE_START) + len(TABLE_START), page.index(TABLE_END)
+    return page[:start] + "\n" + markdown_table() + "\n" + page[end:]
 
 
 if __name__ == "__main__":  # python -m code3.settings [docs/configuration.md]: rewrite the configuration table

@@ -175,6 +175,7 @@ def build_services(settings: Settings) -> Services:
         asset=settings.asset,
         sealer=SecretBox(settings.secrets_dir),  # secret annotations' key, created on the first seal
         loom_share_internal=settings.loom_share_internal,
+        nexus_poll_s=settings.nexus_poll_s,
     )
 
 

@@ -35,8 +35,8 @@ class Runtime:
     """Builds the services once, on first use, and runs handlers concurrently off the event loop.
 
     There is no process-wide lock around handlers: a publish that waits 30 s on a slow forge must not stall an
-    `add` or a board read. What handlers share is safe across threads (the README's "Running on several
-    machines" says how): the event store judges racing writes to one aggregate by optimistic concurrency
+    `add` or a board read. What handlers share is safe across threads (docs/operations.md, "Concurrency in a
+    serve", says how): the event store judges racing writes to one aggregate by optimistic concurrency
     (`EventStore.update_all` retries them), SQLite connections are guarded by their own locks, PostgreSQL
     connections come from small pools, and the few acts that must be exclusive take a narrow lock named for
     what it guards (a publish's turn per issue_hash, an account's transactions, a project directory's writes).

@@ -30,6 +30,7 @@ class Services:
     parser: CodeParser | None = None  # the code parser (a tree-sitter one on first use when None)
     sealer: Sealer | None = None  # seals secret annotations (a SecretBox in the keystore; see code3.wiring)
     loom_share_internal: bool = False  # ai-loom: answer `internal` annotations' comments (CODE3_LOOM_SHARE_INTERNAL)
+    nexus_poll_s: float = 0.2  # seconds between the CodeNexus watcher's reads of the log (CODE3_NEXUS_POLL_S)
 
     def close(self) -> None:
         self.store.close()

@@ -4,14 +4,14 @@ A watcher task (started in the server's lifespan) reads the log beyond the posit
 the CodeNexus index up to date, maps each CodeNexus event to the resource URIs it changes and announces
 them: `notifications/resources/updated` to every 2025-11-25 session that subscribed to the URI
 (`resources/subscribe`), and a `ResourceUpdated` event on the SDK's subscription bus, which the
-2026-07-28 `subscriptions/listen` streams filter by URI.
+2026-07-28 `subscriptions/listen` streams filter by URI. It reads the log every `Services.nexus_poll_s`
+seconds (CODE3_NEXUS_POLL_S, read and checked with the other settings by code3.settings).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -28,7 +28,11 @@ log = logging.getLogger("code3.codenexus.subscriptions")
 
 PREFIXES = ("codenexus://file/", "codenexus://relationships/")
 TAGS_URI = "codenexus://tags"
-POLL_S = float(os.environ.get("CODE3_NEXUS_POLL_S", "0.2"))
+DEFAULT_POLL_S = 0.2
+"""Seconds between reads of the log until the services are built (then theirs: `Services.nexus_poll_s`); the
+default of CODE3_NEXUS_POLL_S too (tests/unit/test_codenexus_poll.py checks that they agree)."""
+MAX_BACKOFF_S = 30.0
+"""After failed reads the wait doubles, up to this (or the poll interval, when that is longer)."""
 MAX_URI_CHARS = 2048
 """A resource URI longer than this is refused (a path is at most 4096 bytes, but no project file's URI
 comes near: the cap keeps one request from storing megabytes)."""
@@ -144,12 +148,17 @@ class Hub:
 
     def _active(self) -> bool:
         """Poll when a session subscribed, when the server is CodeNexus's own, or once services exist."""
-        return bool(self.sessions) or self.always or getattr(self.runtime, "_services", None) is not None
+        return bool(self.sessions) or self.always or self.runtime.built() is not None
+
+    def poll_s(self) -> float:
+        """Seconds between reads of the log: the services' (CODE3_NEXUS_POLL_S), the default until they exist (or
+        when they are a stand-in without the field)."""
+        return float(getattr(self.runtime.built(), "nexus_poll_s", DEFAULT_POLL_S))
 
     async def watch(self) -> None:
-        backoff = POLL_S
+        backoff = 0.0  # after a failed read: how long to wait before the next (0: the poll interval)
         while True:
-            await anyio.sleep(backoff)
+            await anyio.sleep(backoff or self.poll_s())
             if not self._active():
                 continue
             try:
@@ -159,10 +168,11 @@ class Hub:
                 position, uris, listed = await anyio.to_thread.run_sync(
                     self.runtime.run, functools.partial(_changed_after, self.position))
                 self.position = position
-                backoff = POLL_S
+                backoff = 0.0
             except Exception as exc:  # the store may be unreachable for a while: try again later
                 log.warning("codenexus watcher: %s: %s; retrying", type(exc).__name__, exc)
-                backoff = min(backoff * 2, 30.0)
+                poll = self.poll_s()
+                backoff = min((backoff or poll) * 2, max(MAX_BACKOFF_S, poll))
                 continue
             for uri in uris:
                 await self.announce(uri)

@@ -36,7 +36,7 @@ def build_app(factory: Callable[[], Any], secret: bytes, host: str = "127.0.0.1"
     """`token_file`: where the token came from, watched for `serve --rotate-token` (None: fixed, as from
     CODE3_SERVE_TOKEN); `session_hours`: how long a web page login lasts; `stateless` (`serve --stateless`): the
     SDK's stateless streamable HTTP, no MCP session kept between requests, so any serve behind one address answers
-    any request (README: Running on several machines says what a session-less client gives up)."""
+    any request (docs/operations.md, "Sessions behind one address", says what a session-less client gives up)."""
     if token is None or len(token) < MIN_TOKEN_LENGTH:
         raise ValueError("code3 serve needs a serve token (see mcp_tools.http.tokens.serve_token)")
     tokens = LiveToken(token, token_file)

@@ -2,7 +2,8 @@
 
 The handlers return these dicts; the MCP front publishes them as `outputSchema` and checks every answer
 against them, so an undeclared field is caught instead of reaching a client. Every field carries its
-description here, and the README's table of output fields lists the same ones.
+description here, and docs/tools.md (generated from these declarations by python -m mcp_tools.reference) lists
+the same ones.
 
 Fields beyond seed 001's examples, kept because a client needs them: `workdir`, `head_sha`, `generated`
 (fork_and_prepare: where to work, the commit pushed, what was generated), `head_sha` (open_pr: the

@@ -177,7 +177,9 @@ def rule(s: Services, bounty_id: str, share_bps: int) -> dict[str, Any]:
 
 @tool("server_mcp.claim_payout", profiles=("server",))
 def claim_payout(s: Services, bounty_id: str) -> ClaimAnswer:
-    """Claim the bounty after its cooling period (winner only)."""
+    """Claim the bounty's payout once cooling (and any dispute's time) has ended, as its winner: the tool refuses
+    anyone else. The contract lets anyone trigger the payout, which always goes to the winner; `code3 worker`
+    claims it for the winners whose keys it holds."""
     bounty = require_bounty(s, bounty_id)
     receipt, context = None, ""
     if bounty.status is not Status.PAID:

@@ -1,6 +1,6 @@
 """Who writes a spec's prose: the model behind the LLM port (with a key), or the offline writer.
 
-Confidence, as stated in the README:
+Confidence, as docs/reverse-spec.md ("Confidence") states it:
 - low: no exports were found, or more than half of the files do not parse, or the offline writer wrote
   a spec with parse errors;
 - high: a model wrote every one of the nine sections from a context that was not trimmed, and every file

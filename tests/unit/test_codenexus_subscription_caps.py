@@ -33,6 +33,9 @@ class Runtime:
     def run(self, fn: Any) -> int:
         return 0
 
+    def built(self) -> Any:
+        return None
+
 
 def _hub() -> Hub:
     return Hub(Runtime(), bus=None, always=False)
