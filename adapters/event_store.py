@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
@@ -65,16 +65,36 @@ class Change(Generic[A]):
     apply: Callable[[A | None], A | None]
     known: A | None = None
     new: bool = False
+    decided: list[bool] = field(default_factory=list, compare=False, repr=False)  # a step's last outcome
+
+    @property
+    def recorded(self) -> bool:
+        """After the save: whether a `step` recorded anything (its rule, or `create`) on the attempt that was saved."""
+        return bool(self.decided and self.decided[-1])
 
     @staticmethod
-    def step(cls: type[A], aggregate_id: UUID, rule: Callable[[A], bool], known: A | None = None) -> Change[A]:
+    def step(cls: type[A], aggregate_id: UUID, rule: Callable[[A], bool], known: A | None = None, *,
+             create: Callable[[], A] | None = None, if_present: bool = False, what: str | None = None) -> Change[A]:
         """A change made by one of an existing aggregate's rules: `rule(aggregate)` records what it decides and
-        says whether it recorded anything (False: nothing to save, e.g. a retry finding the step done)."""
-        def apply(current: A | None) -> A | None:
-            aggregate = present(current, f"the {cls.__name__}")
-            return aggregate if rule(aggregate) else None
+        says whether it recorded anything (False: nothing to save, e.g. a retry finding the step done).
 
-        return Change(cls, aggregate_id, apply, known)
+        An aggregate not there yet is made by `create()` when given (its creation is what is saved; the rule
+        decides on existing ones only), skipped when `if_present` (nothing to do), and otherwise a broken
+        invariant naming `what` (by default the aggregate's class)."""
+        decided: list[bool] = []
+
+        def apply(current: A | None) -> A | None:
+            decided.clear()  # a redo on newer state decides afresh
+            if current is None and create is not None:
+                decided.append(True)
+                return create()
+            if current is None and if_present:
+                return None
+            aggregate = present(current, what or f"the {cls.__name__}")
+            decided.append(rule(aggregate))
+            return aggregate if decided[-1] else None
+
+        return Change(cls, aggregate_id, apply, known, decided=decided)
 
 
 UPDATE_ATTEMPTS = 24
@@ -225,13 +245,14 @@ def open_store(project: Path, database_url: str | None = None) -> EventStore:
 
 def _created(build: Callable[[], EventStore], attempts: int = 5) -> EventStore:
     """The store, its tables created if need be. Processes starting at once on a fresh PostgreSQL schema race
-    the library's CREATE TABLE IF NOT EXISTS ("tuple concurrently updated", a duplicate type): the losers
-    try again a moment later, when the winner's tables exist."""
+    the library's CREATE TABLE IF NOT EXISTS ("tuple concurrently updated", a duplicate type), and on SQLite
+    the switch to WAL, which takes the file's lock ("database is locked"): the losers try again a moment later."""
     for attempt in range(attempts):
         try:
             return build()
-        except Exception as exc:  # psycopg's InternalError / UniqueViolation, wrapped by the library
-            if attempt == attempts - 1 or not any(k in str(exc) for k in ("concurrently", "already exists")):
+        except Exception as exc:  # psycopg's InternalError / UniqueViolation, sqlite3's OperationalError
+            raced = ("concurrently", "already exists", "database is locked")
+            if attempt == attempts - 1 or not any(k in str(exc) for k in raced):
                 raise
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from adapters.event_store import Change
 from adapters.tracking import Leases, default_owner
 from domain.bounties.bounty import Bounty
 from domain.bounties.contract import Status
@@ -80,18 +81,10 @@ class Payouts:
             log.info("bounty %s paid to its winner (tx %s)", bounty_id, paid["tx_hash"])
             return "paid"
         if not row["claimable"]:
-            noted: list[bool] = []
-
-            def change(current: Bounty | None) -> Bounty | None:
-                noted.clear()  # a redo after another writer saved first starts over
-                if current is None or current.claimable:
-                    return None
-                current.note_claimable(at=self.s.chain.now())
-                noted.append(True)
-                return current
-
-            self.s.store.update(Bounty, Bounty.create_id(bounty_id), change)
-            if noted:
+            noted = Change.step(Bounty, Bounty.create_id(bounty_id),
+                                lambda bounty: bounty.note_claimable_once(at=self.s.chain.now()), if_present=True)
+            self.s.store.update_all(noted)
+            if noted.recorded:
                 log.info("bounty %s is claimable by its winner %s", bounty_id, row["winner"])
         return "claimable"
 

@@ -474,6 +474,14 @@ class Bounty(Aggregate):
         elif self.dispute is None or self.dispute["by"] != chain["disputed_by"]:
             self.dispute = {"by": chain["disputed_by"], "reason": "", "rule_by": None, "tx_hash": None}
 
+    def note_claimable_once(self, at: int) -> bool:
+        """Record that the winner must claim unless it is noted already: every scheduler tick finds a cooled bounty
+        whose winner's key is not here, and says so once."""
+        if self.claimable:
+            return False
+        self.note_claimable(at=at)
+        return True
+
     @event(BecameClaimable)
     def note_claimable(self, at: int) -> None:
         """Cooling ended and no key here can claim for the winner: the winner must claim themselves."""

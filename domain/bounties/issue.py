@@ -149,6 +149,14 @@ class Issue(Aggregate):
     def write_metadata(self, body_digest: str) -> None:
         self.metadata_written = True
 
+    def mirror_labels_once(self, labels: list[str]) -> bool:
+        """Record the labels the forge now shows unless they are the ones recorded: every sync mirrors the state
+        label, and most find nothing new."""
+        if self.mirrored_labels == labels:
+            return False
+        self.mirror_labels(labels=labels)
+        return True
+
     @event(LabelsMirrored)
     def mirror_labels(self, labels: list[str]) -> None:
         self.mirrored_labels = labels

@@ -120,16 +120,39 @@ class Spec(Aggregate):
         self.task_count = 0
         self.published_as: str | None = None
 
+    def plan_once(self, digests: dict[str, str], tech_constraints: str | None) -> bool:
+        """Record the plan unless the feature is planned with these very files: a repeated or retried `plan`
+        writes the same files and records nothing (the constraints only shape what the writer wrote)."""
+        if self.planned and all(self.digests.get(name) == digest for name, digest in digests.items()):
+            return False
+        self.plan(digests=digests, tech_constraints=tech_constraints)
+        return True
+
     @event(Planned)
     def plan(self, digests: dict[str, str], tech_constraints: str | None) -> None:
         self.digests.update(digests)
         self.planned = True
+
+    def task_once(self, digest: str, task_count: int) -> bool:
+        """Record the task list unless the feature is tasked with this very tasks.md (a repeat or a retry)."""
+        if self.tasked and self.digests.get("tasks.md") == digest:
+            return False
+        self.task(digest=digest, task_count=task_count)
+        return True
 
     @event(Tasked)
     def task(self, digest: str, task_count: int) -> None:
         self.digests["tasks.md"] = digest
         self.tasked = True
         self.task_count = task_count
+
+    def rewrite_once(self, artifact: str, digest: str) -> bool:
+        """Record an artifact rewritten unless its digest is the one recorded: rewriting a file with what it
+        already holds is no change."""
+        if self.digests.get(artifact) == digest:
+            return False
+        self.rewrite(artifact=artifact, digest=digest)
+        return True
 
     @event(ArtifactRewritten)
     def rewrite(self, artifact: str, digest: str) -> None:

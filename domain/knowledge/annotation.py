@@ -439,7 +439,7 @@ class Annotation(Aggregate):
     @event(SensitivityLowered)
     def _lowered(self, from_sensitivity: str, to_sensitivity: str, by: str, at: str) -> None:
         self.sensitivity = to_sensitivity
-        self.lowered_by = by
+        self.lowered_from, self.lowered_by = from_sensitivity, by
         self.updated_at = at
 
     @event(Deleted)

@@ -130,6 +130,28 @@ class FilePath(Aggregate):
         """The id a new file at this path gets (its generation makes it differ from every earlier one)."""
         return FileMeta.create_id(self.project_id, self.path, self.generation)
 
+    def file_id_here(self) -> UUID:
+        """The id of the file at this path: its holder's, or while the path is free the id a new file gets."""
+        return UUID(self.file_id) if self.file_id is not None else self.next_file_id()
+
+    def claim_for(self, file_id: str) -> bool:
+        """Take the path for `file_id` (a file renamed here, a new file at a released path): nothing to record
+        when it holds it already; refused while another file's metadata holds it, which no file takes over."""
+        if self.file_id == file_id:
+            return False
+        if self.file_id is not None:
+            raise MetaRefused(f"{self.path} is held by another file's metadata", "sync again after removing it")
+        self.reclaim(file_id)
+        return True
+
+    def release_from(self, file_id: str) -> bool:
+        """Give the path up if `file_id` holds it (the file was renamed away); a path another file holds now is
+        left to that file."""
+        if self.file_id != file_id:
+            return False
+        self.release()
+        return True
+
     @event(Reclaimed)
     def reclaim(self, file_id: str) -> None:
         self.file_id = file_id
@@ -301,12 +323,21 @@ class Tag(Aggregate):
     def create_id(project_id: str, name: str) -> UUID:
         return natural_id("nexus-tag", f"{project_id}:{name}")
 
+    @classmethod
+    def define(cls, project_id: str, name: str, description: str, color: str | None = None) -> Tag:
+        """A tag described for the first time; without a colour it gets its name's default from the palette, so a
+        tag keeps one colour wherever it is shown."""
+        return cls(project_id=project_id, name=name, description=description, color=color or default_color(name))
+
     @event(Defined)
     def __init__(self, project_id: str, name: str, description: str, color: str) -> None:
         self.project_id, self.name = project_id, name
         self.description, self.color = description, color
 
-    def describe(self, description: str, color: str) -> bool:
+    def describe(self, description: str, color: str | None = None) -> bool:
+        """Record a new description or colour; a colour not given keeps the tag's (describing a tag again need not
+        repeat its colour). Nothing is recorded when nothing changes."""
+        color = color or self.color
         if (description, color) == (self.description, self.color):
             return False
         self._described(name=self.name, description=description, color=color)

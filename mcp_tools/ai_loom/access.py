@@ -22,7 +22,7 @@ from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
 from adapters.sealing import CredentialSealer
 from adapters.secret_box import SecretBox
-from domain.errors import Code
+from domain.errors import Code, present
 from domain.knowledge.annotation import Annotation
 from domain.knowledge.annotation_rules import parse_ann_id
 from mcp_tools.ai_loom.errors import LoomError
@@ -99,6 +99,22 @@ def write(s: Services, ann_id: str, apply: Callable[[Annotation | None], Annotat
             time.sleep(random.uniform(0, min(0.05, 0.002 * 2**attempt)))
     raise LoomError(Code.PRECONDITION, f"annotation {ann_id} is being written by others at this moment",
                     "retry in a moment")
+
+
+def step(s: Services, ann_id: str, rule: Callable[[Annotation], bool], known: Annotation | None = None,
+         deleted_too: bool = False) -> tuple[Annotation, bool]:
+    """Get → decide → save of one annotation by one of its rules (`edit`, `lower`, `delete`: each records what
+    it decides and says whether it recorded anything), with `write`'s retries: the annotation as saved and
+    whether the rule recorded. NOT_FOUND when there is none, or when it was deleted (unless `deleted_too`: a
+    repeated delete finds it deleted and records nothing)."""
+    recorded = [False]
+
+    def apply(current: Annotation | None) -> Annotation | None:
+        annotation = current if deleted_too and current is not None else live(current, ann_id)
+        recorded[0] = rule(annotation)  # a redo on newer state decides afresh
+        return annotation if recorded[0] else None
+
+    return present(write(s, ann_id, apply, known), f"annotation {ann_id}"), recorded[0]
 
 
 def current(s: Services, annotation: Annotation, file_text: str | None,

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from domain.knowledge.annotation import Annotation
 from mcp_tools.ai_loom import access
 from mcp_tools.ai_loom.errors import loom_errors
 from mcp_tools.services import Services
@@ -19,16 +18,10 @@ def lower(s: Services, id: str, to: str, by: str) -> dict[str, Any]:
     """Lower an annotation's sensitivity: the owner's act at the CLI (`code3 loom lower`), never a tool or a
     route (there a sensitivity only rises). Recorded as SensitivityLowered naming `by`; the answer carries
     no text (a sealed one stays sealed in the log)."""
-    at, seen = datetime.now(UTC), {"from": "", "lowered": False}
-
-    def change(current: Annotation | None) -> Annotation | None:
-        live = access.live(current, id)
-        seen.update({"from": live.sensitivity, "lowered": live.lower(to=to, by=by, at=at)})
-        return live if seen["lowered"] else None
-
-    lowered = access.live(access.write(s, id, change), id)
-    return {"id": lowered.ann_id, "from": seen["from"], "to": lowered.sensitivity, "lowered": seen["lowered"],
-            "by": by}
+    at = datetime.now(UTC)
+    annotation, lowered = access.step(s, id, lambda a: a.lower(to=to, by=by, at=at))
+    was = annotation.lowered_from if lowered else annotation.sensitivity  # not lowered: it was at `to` already
+    return {"id": annotation.ann_id, "from": was, "to": annotation.sensitivity, "lowered": lowered, "by": by}
 
 
 @loom_errors

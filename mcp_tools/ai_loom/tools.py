@@ -223,13 +223,9 @@ def edit(
     if startLine is not None and endLine is not None:
         _, anchor = _anchor(s, annotation.file_path, startLine, endLine)
     at, sealer = datetime.now(UTC), access.sealer(s)
-
-    def change(current: Annotation | None) -> Annotation | None:
-        live = access.live(current, id)
-        return live if live.edit(at=at, comment=comment, tags=tags, priority=priority, sensitivity=sensitivity,
-                                 anchor=anchor, sealer=sealer) else None
-
-    edited = access.live(access.write(s, id, change, known=annotation), id)
+    edited, _ = access.step(s, id, lambda a: a.edit(at=at, comment=comment, tags=tags, priority=priority,
+                                                    sensitivity=sensitivity, anchor=anchor, sealer=sealer),
+                            known=annotation)
     return access.current(s, edited, access.text(s, edited.file_path))  # type: ignore[return-value]
 
 
@@ -237,14 +233,6 @@ def edit(
 @loom_errors
 def delete(s: Services, id: AnnId) -> DeleteAnswer:
     """Delete an annotation (its history stays in the log); a repeat changes nothing."""
-    at, deleted = datetime.now(UTC), [False]
-
-    def change(current: Annotation | None) -> Annotation | None:
-        if current is None:
-            raise LoomError(Code.NOT_FOUND, f"no annotation {id}", "list the annotations (ai-loom.list_contexts)")
-        deleted[0] = current.delete(at=at)
-        return current if deleted[0] else None
-
-    found = access.write(s, id, change)
-    assert found is not None
-    return {"success": True, "id": found.ann_id, "deleted": deleted[0]}
+    at = datetime.now(UTC)
+    found, deleted = access.step(s, id, lambda a: a.delete(at=at), deleted_too=True)
+    return {"success": True, "id": found.ann_id, "deleted": deleted}

@@ -94,25 +94,20 @@ def locate(s: Services, path: str) -> Located:
     lookup = s.store.get(FilePath, FilePath.create_id(pid, path))
     if lookup is None:
         return Located(path, FileMeta.create_id(pid, path, 0), 0, None)
-    if lookup.file_id is None:
-        return Located(path, lookup.next_file_id(), lookup.generation, lookup)
-    return Located(path, UUID(lookup.file_id), lookup.generation, lookup)
+    return Located(path, lookup.file_id_here(), lookup.generation, lookup)
 
 
 def _claim(pid: str, where: Located, touched: list[bool]) -> Callable[[FilePath | None], FilePath | None]:
+    """The path's part of a file change: taken for the file when the file's change recorded something (`touched`,
+    decided first in the same unit of work); a path that leads elsewhere than located is stale (locate again)."""
     def apply(current: FilePath | None) -> FilePath | None:
         if current is None:
             if where.generation != 0:
                 raise _Stale
             return FilePath(project_id=pid, path=where.path, file_id=str(where.file_id)) if touched[0] else None
-        if current.file_id == str(where.file_id):
-            return None
-        if current.file_id is None and current.next_file_id() == where.file_id:
-            if not touched[0]:
-                return None
-            current.reclaim(str(where.file_id))
-            return current
-        raise _Stale
+        if current.file_id_here() != where.file_id:
+            raise _Stale
+        return current if touched[0] and current.claim_for(str(where.file_id)) else None
 
     return apply
 

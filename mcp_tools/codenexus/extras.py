@@ -14,7 +14,6 @@ from domain.knowledge.file_meta import (
     FilePath,
     MetaRefused,
     Tag,
-    default_color,
     parse_color,
     parse_description,
     parse_relationship_type,
@@ -97,13 +96,7 @@ def describe_tag(
     text = no_credential(parse_description(description, MAX_TAG_DESCRIPTION), "description")
     given = parse_color(color) if color is not None else None
     pid = project_id(s)
-
-    def apply(current: Tag | None) -> Tag | None:
-        shade = given or (current.color if current else default_color(name))
-        if current is None:
-            return Tag(project_id=pid, name=name, description=text, color=shade)
-        return current if current.describe(text, shade) else None
-
-    described: Tag = s.store.update_all(Change(Tag, Tag.create_id(pid, name), apply))[0]
+    described: Tag = s.store.update_all(Change.step(Tag, Tag.create_id(pid, name), lambda t: t.describe(text, given),
+                                                    create=lambda: Tag.define(pid, name, text, given)))[0]
     return {"success": True, "message": f"Described tag {name}", "name": name,
             "description": described.description, "color": described.color}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from adapters.event_store import Change
 from adapters.git import GitError, git
@@ -76,40 +77,18 @@ def sync_renames(s: Services) -> SyncAnswer:
             continue
         _move(s, pid, row.file_id, old, new)
         moved.append({"old_path": old, "new_path": new})
-
-    def advance(current: NexusBaseline | None) -> NexusBaseline | None:
-        if current is None:
-            return NexusBaseline(project_id=pid, commit=head)
-        return current if current.advance(head) else None
-
-    s.store.update_all(Change(NexusBaseline, NexusBaseline.create_id(pid), advance))
+    s.store.update_all(Change.step(NexusBaseline, NexusBaseline.create_id(pid), lambda b: b.advance(head),
+                                   create=lambda: NexusBaseline(project_id=pid, commit=head)))
     answer = {"success": True, "message": f"Moved the metadata of {len(moved)} renamed files", "moved": moved,
               "skipped": skipped, "baseline": head}
     return answer_size.cut_lists(answer, ("moved", "skipped"), {"since": since})  # type: ignore[return-value]
 
 
 def _move(s: Services, pid: str, file_id: str, old: str, new: str) -> None:
-    from uuid import UUID
-
-    def move(meta: FileMeta | None) -> FileMeta | None:
-        return meta if meta is not None and meta.move(new) else None
-
-    def release(lookup: FilePath | None) -> FilePath | None:
-        if lookup is None or lookup.file_id != file_id:
-            return None
-        lookup.release()
-        return lookup
-
-    def claim(lookup: FilePath | None) -> FilePath | None:
-        if lookup is None:
-            return FilePath(project_id=pid, path=new, file_id=file_id)
-        if lookup.file_id == file_id:
-            return None
-        if lookup.file_id is not None:
-            raise MetaRefused(f"{new} is held by another file's metadata", "sync again after removing it")
-        lookup.reclaim(file_id)
-        return lookup
-
-    s.store.update_all(Change(FileMeta, UUID(file_id), move),
-                       Change(FilePath, FilePath.create_id(pid, old), release),
-                       Change(FilePath, FilePath.create_id(pid, new), claim))
+    """The file's metadata moves to `new`, its old path is given up and its new one taken: one save."""
+    moved = Change.step(FileMeta, UUID(file_id), lambda meta: meta.move(new), if_present=True)
+    released = Change.step(FilePath, FilePath.create_id(pid, old), lambda lookup: lookup.release_from(file_id),
+                           if_present=True)
+    claimed = Change.step(FilePath, FilePath.create_id(pid, new), lambda lookup: lookup.claim_for(file_id),
+                          create=lambda: FilePath(project_id=pid, path=new, file_id=file_id))
+    s.store.update_all(moved, released, claimed)

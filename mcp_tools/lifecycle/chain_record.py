@@ -220,14 +220,7 @@ def mirror_state_label(forge: Forge, issue: Issue | None, status: Status, disput
 
 def labels_recorded(issue_id: UUID, labels: list[str], known: Issue | None = None) -> Change[Issue]:
     """Record the labels the forge now shows (no event when they are already recorded)."""
-
-    def apply(issue: Issue | None) -> Issue | None:
-        if issue is None or issue.mirrored_labels == labels:
-            return None
-        issue.mirror_labels(labels=labels)
-        return issue
-
-    return Change(Issue, issue_id, apply, known)
+    return Change.step(Issue, issue_id, lambda issue: issue.mirror_labels_once(labels), known, if_present=True)
 
 
 def register(s: Services, kind: str, key: str, target: str) -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
+from adapters.event_store import Change
 from adapters.sql import SqlDb
 from adapters.tracking import NamedCursor
 from domain.bounties.bounty import Bounty
 from domain.bounties.contract import BountyState
-from domain.errors import present
 from mcp_tools.lifecycle.chain_record import sync_bounty
 from mcp_tools.lifecycle.identity import record_links
 from mcp_tools.services import Services
@@ -74,13 +75,8 @@ def reconcile(s: Services, bounty: Bounty, looks: int = 3) -> bool:
         if bounty.comparable() == chain:
             return False
         log.warning("bounty %s disagreed with the chain; adopting the chain's state", bounty.bounty_id)
-        entrants = _confirmed_entrants(s, bounty, after)
-
-        def change(current: Bounty | None, chain: dict = chain, entrants: list[str] = entrants) -> Bounty | None:
-            current = present(current, "the Bounty")
-            return current if current.reconcile(chain, entrants) else None
-
-        s.store.update(Bounty, bounty.id, change, known=bounty)
+        adopt_chain = partial(Bounty.reconcile, chain=chain, entrants=_confirmed_entrants(s, bounty, after))
+        s.store.update_all(Change.step(Bounty, bounty.id, adopt_chain, known=bounty))
         return True
     return False
 

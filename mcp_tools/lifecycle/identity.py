@@ -71,10 +71,4 @@ def record_links(s: Services, events: list[ChainEvent]) -> None:
 
 def _link_change(ev: ChainEvent) -> Change[AccountLink]:
     key = AccountLink.create_id(ev.data["resolver"], int(ev.data["forge_user_id"]))
-
-    def apply(current: AccountLink | None) -> AccountLink | None:
-        if current is None:
-            return AccountLink.from_chain(ev)
-        return current if current.observe(ev) else None
-
-    return Change(AccountLink, key, apply)
+    return Change.step(AccountLink, key, lambda link: link.observe(ev), create=lambda: AccountLink.from_chain(ev))

@@ -240,8 +240,8 @@ def _write_back(s: Services, issue: Issue) -> Issue:
         s.forge.update_issue_body(issue.repo, number, body)
     written = Change.step(Issue, issue.id, lambda i: i.write_metadata_once(sha256_hex(body)), known=issue)
     key = issue.issue_hash
-    published = Change(Spec, Spec.create_id(issue.feature_id),
-                       lambda spec: spec if spec is not None and spec.publish_once(key) else None)
+    published = Change.step(Spec, Spec.create_id(issue.feature_id), lambda spec: spec.publish_once(key),
+                            if_present=True)
     return s.store.update_all(written, published)[0]
 
 

@@ -13,11 +13,12 @@ from typing import Annotated
 
 from pydantic import Field
 
+from adapters.event_store import Change
 from adapters.files import recover, replace_dir
 from adapters.paths import ProjectPaths
 from domain.bounties.spec import Spec, count_tasks, feature_number, next_number, short_name
 from domain.canonical import sha256_hex
-from domain.errors import Code, Code3Error, present
+from domain.errors import Code, Code3Error
 from domain.values import parse_feature_id
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PlanAnswer, SpecifyAnswer, TasksAnswer
@@ -79,16 +80,8 @@ def specify(s: Services, feature_description: Annotated[str, Field(description="
             fid, text = _create_numbered(s, description)
     directory = s.specs_dir / fid
     digest = sha256_hex(text)
-
-    def change(spec: Spec | None) -> Spec | None:
-        if spec is None:
-            return Spec(feature_id=fid, description=description, digest=digest)
-        if spec.digests.get("spec.md") == digest:
-            return None
-        spec.rewrite(artifact="spec.md", digest=digest)
-        return spec
-
-    s.store.update(Spec, Spec.create_id(fid), change)
+    s.store.update_all(Change.step(Spec, Spec.create_id(fid), lambda spec: spec.rewrite_once("spec.md", digest),
+                                   create=lambda: Spec(feature_id=fid, description=description, digest=digest)))
     return {"success": True, "feature_id": fid,
             "paths": {"spec": _rel(s, directory / "spec.md"), "dir": _rel(s, directory)}}
 
@@ -143,15 +136,9 @@ def plan(s: Services, feature_id: FeatureIdArg,
     _write(s, feature_id, files)
     digests = {name: sha256_hex(text) for name, text in files.items()}
     _ensure_spec(s, feature_id, spec_md)
-
-    def change(current: Spec | None) -> Spec | None:
-        spec = present(current, f"the Spec of {feature_id}")  # _ensure_spec above saved it
-        if spec.planned and all(spec.digests.get(k) == v for k, v in digests.items()):
-            return None
-        spec.plan(digests=digests, tech_constraints=tech_constraints)
-        return spec
-
-    s.store.update(Spec, Spec.create_id(feature_id), change)
+    s.store.update_all(Change.step(Spec, Spec.create_id(feature_id),  # _ensure_spec above saved it
+                                   lambda spec: spec.plan_once(digests, tech_constraints),
+                                   what=f"the Spec of {feature_id}"))
     return {"success": True, "paths": {
         "plan": _rel(s, directory / "plan.md"), "research": _rel(s, directory / "research.md"),
         "data_model": _rel(s, directory / "data-model.md"), "contracts": _rel(s, directory / "contracts"),
@@ -179,15 +166,9 @@ def tasks(s: Services, feature_id: FeatureIdArg, allow_overwrite: Overwrite = Fa
     _write(s, feature_id, {"tasks.md": text})
     digest = sha256_hex(text)
     _ensure_spec(s, feature_id, directory / "spec.md")
-
-    def change(current: Spec | None) -> Spec | None:
-        spec = present(current, f"the Spec of {feature_id}")  # _ensure_spec above saved it
-        if spec.tasked and spec.digests.get("tasks.md") == digest:
-            return None
-        spec.task(digest=digest, task_count=count_tasks(text))
-        return spec
-
-    s.store.update(Spec, Spec.create_id(feature_id), change)
+    s.store.update_all(Change.step(Spec, Spec.create_id(feature_id),  # _ensure_spec above saved it
+                                   lambda spec: spec.task_once(digest, count_tasks(text)),
+                                   what=f"the Spec of {feature_id}"))
     return {"success": True, "path": _rel(s, target)}
 
 

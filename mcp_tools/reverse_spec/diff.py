@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from functools import partial
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from adapters.event_store import Change
 from adapters.paths import PathRefused, ProjectPaths
 from domain.errors import Code, Code3Error
 from domain.knowledge.drift import compare
@@ -183,18 +185,19 @@ def check_drift(s: Services, spec_path: str, source_path: str, accept: bool = Fa
                                                     "parserVersion": version})
         paths.write_text(spec_rel, new_text)
         accepted = True
+        accepting = partial(GeneratedSpec.record_acceptance, who=who(s), from_hash=before, to_hash=after,
+                            high=drift.count("high"), medium=drift.count("medium"), low=drift.count("low"))
 
-        def change(spec: GeneratedSpec | None) -> GeneratedSpec:
-            if spec is None:  # a spec written before events were kept (or by hand) joins the log
-                spec = GeneratedSpec(spec_path=spec_rel, source_target=str(document.front.get("sourceTarget", "")),
-                                     skeleton_hash=before, model=str(document.front.get("model", "unknown")),
-                                     input_tokens=0, output_tokens=0, who="(adopted)", version=document.version,
-                                     confidence=str(document.front.get("confidence", "medium")))
-            spec.accept_drift(who=who(s), from_hash=before, to_hash=after, high=drift.count("high"),
-                              medium=drift.count("medium"), low=drift.count("low"))
+        def adopted() -> GeneratedSpec:
+            """A spec the log has not seen joins it as it stood before this diff, its drift then accepted."""
+            spec = GeneratedSpec.adopt(spec_rel, source_target=str(document.front.get("sourceTarget", "")),
+                                       skeleton_hash=before, model=str(document.front.get("model", "unknown")),
+                                       version=document.version,
+                                       confidence=str(document.front.get("confidence", "medium")))
+            accepting(spec)
             return spec
 
-        s.store.update(GeneratedSpec, GeneratedSpec.create_id(spec_rel), change)
+        s.store.update_all(Change.step(GeneratedSpec, GeneratedSpec.create_id(spec_rel), accepting, create=adopted))
     return {"specPath": spec_rel, "sourcePath": source_path, "hasDrift": drift.has_drift,
             "summary": drift.summary(),  # type: ignore[typeddict-item]
             "items": [i.as_dict() for i in drift.items],  # type: ignore[misc]

@@ -10,6 +10,7 @@ from typing import Annotated, TypedDict
 
 from pydantic import Field
 
+from adapters.event_store import Change
 from adapters.paths import PathRefused, ProjectPaths
 from domain.knowledge.generated_spec import GeneratedSpec
 from domain.knowledge.module_graph import api_hash
@@ -102,7 +103,7 @@ def write_spec(s: Services, rel: str, merged: MergedSkeleton, out_dir: Path, *, 
 
 
 class _Generation(TypedDict):
-    """What a (re)generation records: GeneratedSpec's `__init__` and `regenerate` arguments but the path."""
+    """What a (re)generation records: GeneratedSpec's `__init__` and `record_generation` arguments but the path."""
 
     source_target: str
     skeleton_hash: str
@@ -119,14 +120,9 @@ def record_generated(s: Services, spec_path: str, rel: str, surface: str, author
     fields: _Generation = {"source_target": rel, "skeleton_hash": surface, "model": authored.model,
                            "input_tokens": authored.input_tokens, "output_tokens": authored.output_tokens,
                            "who": who(s), "version": version, "confidence": confidence}
-
-    def change(spec: GeneratedSpec | None) -> GeneratedSpec:
-        if spec is None:
-            return GeneratedSpec(spec_path=spec_path, **fields)
-        spec.regenerate(**fields)
-        return spec
-
-    s.store.update(GeneratedSpec, GeneratedSpec.create_id(spec_path), change)
+    s.store.update_all(Change.step(GeneratedSpec, GeneratedSpec.create_id(spec_path),
+                                   lambda spec: spec.record_generation(**fields),
+                                   create=lambda: GeneratedSpec(spec_path=spec_path, **fields)))
 
 
 @tool("generate", profiles=PROFILE, idempotent=False, open_world=True, error_text=failed("generate"))

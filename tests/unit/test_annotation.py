@@ -329,6 +329,7 @@ def test_lower_is_recorded_with_who_and_a_sealed_text_stays_sealed(box: SecretBo
     assert SECRET.encode() not in stored_bytes(application), "lowering writes no text to the log"
     again = application.repository.get(a.id)
     assert again.sensitivity == "public" and again.view(box)["comment"] == f"rotate {SECRET}"
+    assert again.lowered_from == "secret", "what the owner's answer says it was lowered from"
     assert again.view()["comment"] is None, "without the sealer a sealed text is not shown"
     assert not again.lower(to="public", by="x", at=T0)
     assert code(lambda: again.lower(to="secret", by="x", at=T0)) == "E_VALIDATION"
