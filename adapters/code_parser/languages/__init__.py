@@ -62,7 +62,7 @@ TABLE: tuple[Grammar, ...] = (
     Grammar("scala", "scala", "jvm", "tree_sitter_scala", (".scala", ".sc"), extract="extract_scala",
             resolve="resolve_scala"),
     Grammar("lua", "lua", "lua", "tree_sitter_lua", (".lua",)),
-    Grammar("bash", "bash", "bash", "tree_sitter_bash", (".sh", ".bash")),
+    Grammar("bash", "bash", "bash", "tree_sitter_bash", (".sh", ".bash"), prepare="parseable"),
     Grammar("elixir", "elixir", "elixir", "tree_sitter_elixir", (".ex", ".exs")),
     Grammar("haskell", "haskell", "haskell", "tree_sitter_haskell", (".hs",)),
     Grammar("zig", "zig", "zig", "tree_sitter_zig", (".zig",)),

@@ -13,6 +13,18 @@ from adapters.code_parser.resolution import ProjectIndex, join
 from adapters.code_parser.source import Node, Source, doc_before, export, make_import, unquote
 from domain.knowledge.skeleton import Export, Import
 
+# A character beyond the Basic Multilingual Plane (4 UTF-8 bytes). tree-sitter-bash 0.25.1's scanner reads memory
+# it does not own on some of them after a `{` (U+C0000 and up crashed the process with SIGSEGV in about half the
+# runs of `{` + U+E0000: tests/unit/test_skeleton_fuzz.py found it), so a hostile script could take a serve down.
+_ASTRAL = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def parseable(data: bytes) -> bytes:
+    """The bytes tree-sitter parses of a script: each character beyond U+FFFF becomes four `_` (offsets and lines
+    unchanged; names and text are read from the file's own bytes)."""
+    return _ASTRAL.sub(b"____", data)
+
+
 _DIRNAME = re.compile(r'^"?\$\((?:dirname|cd)[^)]*\)"?/|^"?\$\{BASH_SOURCE(?:\[0\])?%/\*\}"?/|^"?\$(?:SCRIPT_)?DIR"?/')
 
 
