@@ -40,11 +40,15 @@ $(MOVE_GRAMMAR): scripts/build_move_grammar.sh | $(VENV)/.installed
 	bash scripts/build_move_grammar.sh
 
 # Hypothesis runs its `ci` profile here (tests/conftest.py: more examples than the `dev` one every other run gets).
+# First the test tools that need no root (scripts/install_user_tools.sh: npm packages and Node 22 under .cache/node
+# when npm is on PATH; about 0.1 s when all are there); a test whose tool is missing skips with the reason (-rs
+# lists them at the end), or fails under CODE3_REQUIRE_TEST_TOOLS=1 (.ci/run; tests/tools_needed.py).
 test: $(VENV)/.installed $(MOVE_GRAMMAR)
+	bash scripts/install_user_tools.sh
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	CODE3_HYPOTHESIS_PROFILE=ci CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) \
-		$(PY) -m pytest -q -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
+		$(PY) -m pytest -q -rs -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
 
 # The fast loop: tests/unit alone, in this one process, hypothesis' small `dev` profile (about 9 s on 2 cores; more
 # processes only add their start-up; `make test` before pushing). Unit tests start no subprocess (git and the CLI
@@ -71,6 +75,7 @@ docs: $(VENV)/.installed
 wheel-check: $(VENV)/.installed
 	bash scripts/check_wheel.sh
 
+# Every test tool: the ones `make test` installs itself, then Debian's Go, Chromium and chromedriver (apt: root or sudo).
 test-tools:
 	bash scripts/install_test_tools.sh
 
@@ -95,8 +100,9 @@ soak: $(VENV)/.installed
 	CODE3_TEST_POSTGRES=$${CODE3_TEST_POSTGRES:-postgresql://postgres@127.0.0.1:5432/test} \
 		$(PY) -m tests.campaigns.soak $(SOAK_ARGS)
 
-# The MCP conformance suite's server scenarios that need no fixtures of the suite's own, against code3 serve
-# (Node 22 and the suite land in .cache/node; a loopback proxy adds the serve token the suite cannot send).
+# The MCP conformance suite (0.2.0-alpha.12): every server scenario of both requirement sets against code3 serve,
+# code3 serve --stateless and a bare SDK server, as a table (Node 22 and the suite land in .cache/node; a loopback
+# proxy adds the serve token the suite cannot send); fails when Code3 misses what the bare server passes.
 conformance: $(VENV)/.installed
 	PY=$(abspath $(PY)) scripts/conformance.sh
 

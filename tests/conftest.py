@@ -78,9 +78,13 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"tests/conftest.py (one of {', '.join(HYPOTHESIS_PROFILES)})")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return (f"hypothesis profile: {HYPOTHESIS_PROFILE} {HYPOTHESIS_PROFILES.get(HYPOTHESIS_PROFILE)} "
-            "(CODE3_HYPOTHESIS_PROFILE; tests/conftest.py)")
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from tests.tools_needed import REQUIRE_VARIABLE, required
+
+    return [f"hypothesis profile: {HYPOTHESIS_PROFILE} {HYPOTHESIS_PROFILES.get(HYPOTHESIS_PROFILE)} "
+            "(CODE3_HYPOTHESIS_PROFILE; tests/conftest.py)",
+            f"test tools: a missing one {'fails' if required() else 'skips'} its tests "
+            f"({REQUIRE_VARIABLE}; tests/tools_needed.py)"]
 
 
 def _postgres_schema() -> tuple[str, str]:

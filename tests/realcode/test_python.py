@@ -1,25 +1,22 @@
 """Python on real packages (issue 19's CI subset: click 8.1.8 and 8.2.1 from PyPI) against griffe and
 ast+importlib, with the targets of benchmarks/realcode_python.py. The corpus comes from
-`scripts/fetch_corpus.sh --ci` (.ci/run); without it the tests skip, unless CI is set, where they fail."""
+`scripts/fetch_corpus.sh --ci` (.ci/run); without it the tests skip with the reason, or fail under
+CODE3_REQUIRE_TEST_TOOLS=1 (.ci/run; tests/tools_needed.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from benchmarks import realcode_python as bench
 from benchmarks import realcode_scoring as scoring
+from tests.tools_needed import need_tool
 
 
 def package(name: str) -> Path:
     found = bench.CORPUS / name
-    if not (found / ".complete").exists():
-        message = f"{found} missing: run scripts/fetch_corpus.sh --ci"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    need_tool((found / ".complete").exists(), f"{found} missing: run scripts/fetch_corpus.sh --ci")
     return found
 
 
