@@ -99,7 +99,7 @@ def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: 
     """Every route of the web page; `mcp_tools.http.app.build_app` mounts them behind `WebGate`."""
     from starlette.staticfiles import StaticFiles
 
-    from mcp_tools.web import board, bounty, knowledge, links, live
+    from mcp_tools.web import board, bounty, forge_pages, knowledge, links, live
 
     web = Web(runtime, current_token, session_hours)
 
@@ -124,6 +124,7 @@ def web_routes(runtime: Any, current_token: Callable[[], bytes], session_hours: 
         *board.routes(web),
         *links.routes(web),  # the identity links are the board projection's too (board_links)
         *bounty.routes(web),
+        *forge_pages.routes(web),  # the embedded forge's issues and PRs, so its local:// links open
         *live.routes(web),
         *knowledge.routes(web),
     ]

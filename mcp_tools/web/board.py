@@ -115,7 +115,10 @@ def read_board(s: Any, filters: Filters, now: int) -> dict[str, Any]:
     shown = rows[:PAGE_SIZE]
     outcomes = outcomes_of(s.views, [r["bounty_id"] for r in shown if r["state"] == Status.CANCELLED.name])
     totals = running_totals(s.views)  # kept as running sums: no scan of the board per view
-    return {"rows": [_row(s, r, now, outcomes.get(r["bounty_id"])) for r in shown], "more": len(rows) > PAGE_SIZE,
+    from mcp_tools.web.people import People
+
+    who = People(s)
+    return {"rows": [_row(s, r, now, who, outcomes.get(r["bounty_id"])) for r in shown], "more": len(rows) > PAGE_SIZE,
             "first": offset + 1, "last": offset + len(shown), "totals": totals}
 
 
@@ -158,25 +161,34 @@ def chain_now(s: Any) -> int:
     return int(time.time() + known[0])
 
 
-def _row(s: Any, row: dict[str, Any], now: int, outcome: str | None = None) -> dict[str, Any]:
-    """A board row as the page shows it: every cell's text made here, so the template only places strings."""
+def _row(s: Any, row: dict[str, Any], now: int, who: Any, outcome: str | None = None) -> dict[str, Any]:
+    """A board row as the page shows it: every cell's text made here, so the template only places strings. The
+    issue's title is the forge's (`issues.issue_ref`); its link opens (`forge_pages.page_href`); a settled bounty
+    shows no deadline."""
     from domain.bounties.amounts import display
+    from mcp_tools.web.forge_pages import page_href
+    from mcp_tools.web.issues import display_title, issue_ref, number_of
     from mcp_tools.web.render import duration, when
 
-    number = row["task_id"].rsplit("#", 1)[1] if row.get("task_id") and "#" in row["task_id"] else None
+    number = number_of(row.get("task_id"))
+    ref = issue_ref(s, row["repo"], number) if number else None
+    settled = row["state"] in (Status.PAID.name, Status.CANCELLED.name)
     cooling = row.get("cooling_until")
     cooling_left = (cooling - now) if cooling and row["state"] == Status.COOLING_DOWN.name else None
     pool = row.get("pool")
     state = OUTCOME_LABELS.get(outcome, outcome) if outcome else STATE_LABELS.get(row["state"], row["state"].lower())
     rule_by = row.get("rule_by")
     return {"bounty_id": row["bounty_id"], "repo": row["repo"], "task_id": row.get("task_id") or "",
-            "issue_url": f"{s.forge.repo_url(row['repo'])}/issues/{number}" if number else "",
+            "issue_url": (page_href(ref.url if ref is not None else f"{s.forge.repo_url(row['repo'])}/issues/{number}")
+                          if number else None) or "",
+            "title": display_title(ref.title) if ref is not None else "", "sponsor": who(row.get("sponsor")),
             "amount": row["amount_display"],
             "pool": display(pool, row["asset"]) if pool and pool != row["amount"] else "",
             "state": state, "state_class": state.lower().replace(" ", "_") if outcome else row["state"].lower(),
             "disputed": bool(row.get("disputed_by")),
             "dispute_note": f"disputed: the resolver rules by {when(rule_by)}" if rule_by else "disputed",
-            "mode": row.get("mode") or "—", "workers": str(len(row["workers"])), "deadline": when(row.get("deadline")),
+            "mode": row.get("mode") or "—", "workers": str(len(row["workers"])),
+            "deadline": "—" if settled else when(row.get("deadline")),
             "cooling": f"{duration(cooling_left)} left" if cooling_left is not None else "—"}
 
 

@@ -1,7 +1,8 @@
-"""The bounty page (`/bounties/<id>`): its timeline, what `code3 bounty show` tells (the resolver, the pool beside the
-published amount, submissions with each worker's linked forge login, rejections, the open dispute, rulings, the
-split, payouts, funders and refunds, tips), mirrored labels and comments, whether `audit verify` holds for it, and a
-signed export of its events (`/bounties/<id>/export`).
+"""The bounty page (`/bounties/<id>`): the issue's title and the sponsor's spec (sanitised Markdown), its timeline in
+plain words, what `code3 bounty show` tells (the resolver, the pool beside the published amount, submissions,
+rejections, the open dispute, rulings, the split, payouts, funders and refunds, tips: people by name where the serve
+knows them, `people`), mirrored labels and comments, whether `audit verify` holds for it, and a signed export of its
+events (`/bounties/<id>/export`). What no longer applies is left out: a settled bounty shows no deadline.
 
 The timeline (`bounty_timeline`) is every event of the Bounty aggregate and of its Issue, read from the event log
 (never from a view), merged in the order they were recorded (`load`). The per-bounty verify (`bounty_check`) is the
@@ -14,6 +15,7 @@ chain and signature.
 from __future__ import annotations
 
 import heapq
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -56,31 +58,6 @@ def load(s: Any, bounty_id: str) -> tuple[Bounty, Issue | None, list[Any]]:
 
 # --- who and how much: the sections beside the timeline ---------------------------------------------------------------
 
-LINK_SCHEMES = ("https://", "http://", "local://")  # the web, and the embedded forge's own URLs
-
-
-def web_href(url: str | None) -> str | None:
-    """A URL from the log as a link only when it is a forge's address (a worker signs any text into submit_pr: never
-    a `javascript:` or `data:` link); any other text is shown, not linked."""
-    if url and url.lower().startswith(LINK_SCHEMES) and not any(c.isspace() or ord(c) < 32 for c in url):
-        return url
-    return None
-
-
-def logins(s: Any, bounty: Bounty, addresses: set[str]) -> dict[str, str]:
-    """The forge login linked to each address (under the bounty's resolver when it has one there, else under any),
-    from the board's identity links, one indexed read per address."""
-    from projections.bounties import board
-
-    found: dict[str, str] = {}
-    for address in sorted(a for a in addresses if a):
-        links = board.links(s.views, account=address)
-        if links:
-            mine = [link for link in links if link["resolver"] == bounty.resolver]
-            found[address] = str((mine or links)[0]["login"])
-    return found
-
-
 def rejection_text(label: str) -> str:
     from domain.bounties.contract import Rejection
     from mcp_tools.lifecycle.forge_mirror import REJECTION_TEXT
@@ -91,65 +68,95 @@ def rejection_text(label: str) -> str:
         return label
 
 
-def money_sections(s: Any, bounty: Bounty, now: int) -> dict[str, Any]:
-    """What `code3 bounty show` tells, as the page shows it: submissions (with each worker's forge login when linked),
-    rejections, the open dispute, rulings, the split, payouts, funders and refunds, tips. Amounts with their human
-    value."""
+def money_sections(bounty: Bounty, now: int, who: Any) -> dict[str, Any]:
+    """What `code3 bounty show` tells, as the page shows it: submissions, rejections, the open dispute, rulings, the
+    split, payouts, funders and refunds, tips; each person by name where the serve knows one (`who`, a
+    `people.People`). Amounts with their human value."""
     from domain.bounties.amounts import display
+    from mcp_tools.web.bounty_timeline import pr_label
+    from mcp_tools.web.forge_pages import page_href
     from mcp_tools.web.render import duration, when
 
     def money(value: Any) -> str:
         return display(int(value or 0), bounty.asset)
 
     split = bounty.split or {}
-    people = {*bounty.submissions, *(r["worker"] for r in bounty.rejections), bounty.winner or "",
-              (bounty.dispute or {}).get("by") or "", *(r["claimant"] for r in bounty.rulings),
-              *(p["to"] for p in bounty.payouts), *split.get("recipients", []), *(t["to"] for t in bounty.tips)}
-    login = logins(s, bounty, people)
-    submissions = [{"worker": worker, "login": login.get(worker), "pr_url": sub.get("pr_url", ""),
-                    "href": web_href(sub.get("pr_url")), "commit": str(sub.get("commit_sha") or "")[:12],
+    submissions = [{"worker": who(worker), "pr_url": sub.get("pr_url", ""), "pr": pr_label(sub.get("pr_url")),
+                    "href": page_href(sub.get("pr_url")), "commit": str(sub.get("commit_sha") or "")[:12],
                     "state": sub.get("state", "live"), "winner": bounty.merged_pr == sub.get("pr_url")
                     and bounty.winner == worker}
                    for worker, sub in bounty.submissions.items()]
-    rejections = [{"worker": r["worker"], "login": login.get(r["worker"]), "pr_url": r["pr_url"],
-                   "href": web_href(r["pr_url"]), "reason": r["reason"], "why": rejection_text(r["reason"]),
+    rejections = [{"worker": who(r["worker"]), "pr_url": r["pr_url"], "pr": pr_label(r["pr_url"]),
+                   "href": page_href(r["pr_url"]), "reason": r["reason"], "why": rejection_text(r["reason"]),
                    "tx_hash": r.get("tx_hash")} for r in bounty.rejections]
     dispute = None
     if bounty.dispute is not None:
         d = bounty.dispute
         rule_by = d.get("rule_by")
-        dispute = {"by": d["by"], "login": login.get(d["by"]),
+        dispute = {"by": who(d["by"]),
                    "role": "the sponsor" if d["by"] == bounty.sponsor else "a worker",
                    "reason": d.get("reason") or "(not recorded: the mirror adopted it from the chain)",
                    "rule_by": when(rule_by), "left": duration(rule_by - now) if rule_by else None,
                    "unruled": ("the winner is paid" if d["by"] == bounty.sponsor
                                else "the refund may go ahead"), "tx_hash": d.get("tx_hash")}
-    rulings = [{"claimant": r["claimant"], "login": login.get(r["claimant"]), "share": percent(r["share_bps"]),
-                "paid": money(r["paid"]), "refunded": money(r["refunded"]), "by": r.get("by"),
+    rulings = [{"claimant": who(r["claimant"]), "share": percent(r["share_bps"]),
+                "paid": money(r["paid"]), "refunded": money(r["refunded"]), "by": who(r["by"]) if r.get("by") else None,
                 "reason": r.get("reason"), "tx_hash": r.get("tx_hash")} for r in bounty.rulings]
-    split_rows = [{"to": to, "login": login.get(to), "share": share}
+    split_rows = [{"to": who(to), "share": share}
                   for to, share in zip(split.get("recipients", []), shares(split.get("shares", [])), strict=False)]
-    payouts = [{"to": p["to"], "login": login.get(p["to"]), "amount": money(p["amount"])} for p in bounty.payouts]
+    payouts = [{"to": who(p["to"]), "amount": money(p["amount"])} for p in bounty.payouts]
     refunded = bounty.refund_total > 0
-    funders = [{"address": funder, "put_in": money(put_in), "role": "sponsor" if funder == bounty.sponsor else "",
+    funders = [{"address": who(funder), "put_in": money(put_in), "role": "sponsor" if funder == bounty.sponsor else "",
                 "refund": money(bounty.refunds[funder]) if funder in bounty.refunds
                 else ("not withdrawn yet" if refunded else "—")}
                for funder, put_in in bounty.funders.items()]
-    tips = [{"tipper": t["tipper"], "to": t["to"], "login": login.get(t["to"]), "amount": money(t["amount"]),
+    tips = [{"tipper": who(t["tipper"]), "to": who(t["to"]), "amount": money(t["amount"]),
              "tx_hash": t.get("tx_hash")} for t in bounty.tips]
     return {"submissions": submissions, "rejections": rejections, "dispute": dispute, "rulings": rulings,
             "split": split_rows, "payouts": payouts, "funders": funders, "refund_total": money(bounty.refund_total),
             "refunded": refunded, "withdrawn": money(sum(bounty.refunds.values())), "tips": tips,
-            "winner_login": login.get(bounty.winner or "")}
+            "winner": who(bounty.winner) if bounty.winner else None}
 
 
-def mirrored_comments(bounty: Bounty, events: list[Any]) -> list[dict[str, str]]:
-    """The status comment the forge mirror writes on the issue for each transition (one per chain event)."""
+UNIX_TIME = re.compile(r"\b(\d{9,11}) \(unix time\)")
+ADDRESS = re.compile(r"`(0x[0-9a-f]{64})`")
+LOCAL_URL = re.compile(r"local://\S+/(issues|pull)/(\d+)")
+
+
+def mirrored_comments(bounty: Bounty, events: list[Any], who: Any) -> list[dict[str, Any]]:
+    """The status comment the forge mirror writes on the issue for each transition (one per chain event), as a person
+    reads it: rendered Markdown (a dispute's reason inside it is a stranger's text: sanitised), times in UTC, known
+    addresses by name."""
     from mcp_tools.lifecycle.forge_mirror import TRANSITIONS, status_text
+    from mcp_tools.web.markdown import render
+    from mcp_tools.web.render import when
+
+    def humane(text: str) -> str:
+        text = UNIX_TIME.sub(lambda m: when(int(m.group(1))), text)
+        text = LOCAL_URL.sub(lambda m: f"{'PR' if m.group(1) == 'pull' else 'issue'} #{m.group(2)}", text)
+        return ADDRESS.sub(lambda m: who(m.group(1)).label, text)
 
     return [{"at": e.timestamp.strftime("%Y-%m-%d %H:%M UTC"),
-             "text": status_text(bounty.bounty_id, e, bounty.asset, bounty.amount)}
+             "html": render(humane(status_text(bounty.bounty_id, e, bounty.asset, bounty.amount)))}
             for e in events if isinstance(e, TRANSITIONS)]
+
+
+def the_issue(s: Any, bounty: Bounty, issue: Issue | None) -> dict[str, Any]:
+    """The issue's title, its link (this serve's page for the embedded forge) and the sponsor's spec (its body without
+    the code3-meta block) as sanitised Markdown; None where the forge does not answer."""
+    from domain.bounties.metadata import strip_block
+    from mcp_tools.web.forge_pages import page_href
+    from mcp_tools.web.issues import display_title, issue_ref
+    from mcp_tools.web.markdown import render
+
+    number = issue.number if issue is not None else None
+    if not number:
+        return {"issue_url": None, "title": "", "spec": None, "issue_author": ""}
+    ref = issue_ref(s, bounty.repo, number)
+    url = ref.url if ref is not None else f"{s.forge.repo_url(bounty.repo)}/issues/{number}"
+    return {"issue_url": page_href(url), "title": display_title(ref.title) if ref is not None else "",
+            "spec": render(strip_block(ref.body)) if ref is not None else None,
+            "issue_author": ref.author if ref is not None else ""}
 
 
 # --- routes -----------------------------------------------------------------------------------------------------------
@@ -165,19 +172,24 @@ def routes(web: Any) -> list[BaseRoute]:
         bounty_id = request.path_params["bounty_id"]
 
         def read(s: Any) -> dict[str, Any]:
+            from mcp_tools.web.people import People
+
             catch_up_board(s)
             bounty, issue, events = load(s, bounty_id)
-            number = issue.number if issue is not None else None
-            issue_url = f"{s.forge.repo_url(bounty.repo)}/issues/{number}" if number else None
+            who = People(s, bounty.resolver)
+            about = the_issue(s, bounty, issue)
             now = chain_now(s)
             state = outcome(bounty, events)
-            return {"bounty": bounty, "issue": issue, "issue_url": issue_url, "state": state,
-                    "state_class": state_class(state), "timeline": timeline(bounty, events),
-                    "comments": mirrored_comments(bounty, events),
+            return {"bounty": bounty, "issue": issue, **about, "state": state, "state_class": state_class(state),
+                    "timeline": timeline(bounty, events, who, about["title"]),
+                    "comments": mirrored_comments(bounty, events, who),
                     "verified": verify_bounty(s, bounty, issue, events), "now": now,
+                    "settled": bounty.status in (Status.PAID, Status.CANCELLED),
                     "cooling_left": (bounty.cooling_until - now) if bounty.status == Status.COOLING_DOWN
                     and bounty.cooling_until else None,
-                    "serve_address": s.signer.address, **money_sections(s, bounty, now)}
+                    "sponsor": who(bounty.sponsor), "resolver": who(bounty.resolver) if bounty.resolver else None,
+                    "workers": [who(w) for w in bounty.workers],
+                    "serve_address": s.signer.address, **money_sections(bounty, now, who)}
 
         try:
             found = await web.read(read)

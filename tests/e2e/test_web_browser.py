@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 import urllib.error
@@ -28,14 +29,23 @@ from mcp import Client
 
 from tests.e2e import browser
 from tests.e2e.web_world import AMOUNT, REPO, Site, make_site, ok
+from tests.tools_needed import need_tool
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))]
+pytestmark = pytest.mark.e2e
 
 SECRET = "the-staging-db-password-is-hunter2-0xC0FFEE"
 SECRET_LATER = "the-deploy-key-passphrase-is-orange-giraffe-42"
 INTERNAL = "we-ship-this-before-the-security-audit"
 PAGES_SEEN: list[tuple[str, str]] = []  # (url, HTML) of every page the tests looked at
 AXE_FOUND: dict[str, list[dict[str, Any]]] = {}  # page name → axe's violations (any impact)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _browser() -> None:
+    """Chromium, chromedriver and axe-core, checked before anything is built: without them the tests skip with the
+    reason, or fail under CODE3_REQUIRE_TEST_TOOLS=1 (CI; tests/tools_needed.py)."""
+    missing = browser.missing()
+    need_tool(missing is None, str(missing))
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +177,19 @@ def kinds(driver: Any) -> list[str]:
         "return Array.from(document.querySelectorAll('#timeline > li')).map(li => li.dataset.kind)"))
 
 
+def logged(driver: Any) -> list[str]:
+    """Every recorded event's kind, from the page's full event log (behind its <details> toggle)."""
+    return list(driver.execute_script(
+        "return Array.from(document.querySelectorAll('#event-log li')).map(li => li.dataset.event)"))
+
+
+def alice_address(scene: Scene) -> str:
+    from adapters.keystore import Keystore
+    from code3.settings import Settings
+
+    return Keystore(Settings(project=scene.site.root, home=scene.site.home).keystore_dir).load("alice").address
+
+
 def test_a_lifecycle_driven_through_mcp_appears_on_the_board(scene: Scene, chrome: Any) -> None:
     look(chrome, f"{scene.url}/", "board")
     csv = chrome.find_element("id", f"bounty-{scene.bounties['csv']}").text
@@ -175,6 +198,12 @@ def test_a_lifecycle_driven_through_mcp_appears_on_the_board(scene: Scene, chrom
     assert "PR submitted" in csv or "paid" in csv, csv  # paid once the live test below has run
     assert f"{REPO}#{scene.issue_numbers['tags']}" in tags and "2.5 USDT" in tags and "open" in tags, tags
     assert "exclusive" in tags
+    assert "Users can export their to-do list as CSV" in csv and "Users can tag their to-dos" in tags, "titles"
+    assert "by alice" in csv and "by alice" in tags, "the sponsor by name"
+    sponsor = chrome.find_element("css selector", f"#bounty-{scene.bounties['csv']} .person")
+    assert sponsor.get_attribute("title").startswith(alice_address(scene)), "the full address in the title"
+    issue = chrome.find_element("css selector", f"#bounty-{scene.bounties['csv']} td[data-label='Issue'] a")
+    assert issue.get_attribute("href") == f"{scene.url}/forge/{REPO}/issues/{scene.issue_numbers['csv']}"
 
 
 def test_the_bounty_timeline_shows_each_step_in_order(scene: Scene, chrome: Any) -> None:
@@ -183,13 +212,28 @@ def test_the_bounty_timeline_shows_each_step_in_order(scene: Scene, chrome: Any)
     steps = [k for k in found if k in CHAIN_STEPS]
     assert steps[:5] == BOUNTY_STEPS and steps[5:] in ([], SETTLED), found
     assert found.index("Issue.Opened") < found.index("Bounty.Created"), found
+    assert not {"Issue.PublishRequested", "Issue.OpeningClaimed", "Issue.MetadataWritten"} & set(found), \
+        "the saga's bookkeeping is not news: it is in the full event log only"
+    assert {"Issue.PublishRequested", "Issue.OpeningClaimed"} <= set(logged(chrome))
     times = [t.get_attribute("datetime") for t in chrome.find_elements("css selector", "#timeline time")]
     assert times == sorted(times) and len(times) == len(found)
     for item in chrome.find_elements("css selector", "#timeline > li"):
         if item.get_attribute("data-kind") in CHAIN_STEPS:  # every chain step with its transaction and version
             assert "transaction" in item.text and "version" in item.text, item.text
-    pr_links = {a.get_attribute("href") for a in chrome.find_elements("css selector", "a[href*='/pull/']")}
-    assert set(scene.prs.values()) <= pr_links, pr_links
+    said = chrome.find_element("id", "timeline").text
+    for words in ("alice published the bounty: 1 USDT escrowed", "bob accepted the task", "bob submitted PR #",
+                  "carol submitted PR #", "alice opened issue #"):
+        assert words in said, (words, said)
+    assert not re.search(r"0x[0-9a-f]{64}", said), "people by name, not by address"
+    assert "Users can export their to-do list as CSV" in chrome.find_element("css selector", "h1").text
+    toggle = chrome.find_element("css selector", "#spec summary")
+    assert "Read the spec, as the sponsor published it" in toggle.text
+    toggle.click()
+    spec = chrome.find_element("id", "spec").text
+    assert "Feature Specification" in spec and "code3-meta" not in spec, spec
+    pr_links = {a.get_attribute("href") for a in chrome.find_elements("css selector", "#submissions a")}
+    opened = {f"{scene.url}/forge/{REPO}/pull/{url.rsplit('/', 1)[1]}" for url in scene.prs.values()}
+    assert opened <= pr_links, pr_links
 
 
 def test_a_merge_by_another_process_arrives_live_without_a_reload(scene: Scene, chrome: Any) -> None:
@@ -223,8 +267,13 @@ def test_a_merge_by_another_process_arrives_live_without_a_reload(scene: Scene, 
         assert scene.site.stop(worker) == 0
     found = kinds(chrome)
     assert [k for k in found if k in CHAIN_STEPS] == BOUNTY_STEPS + SETTLED, found
-    assert found.index("Bounty.Merged") < found.index("Bounty.MergeReported") < found.index("Bounty.Paid"), found
+    log = logged(chrome)
+    assert log.index("Bounty.Merged") < log.index("Bounty.MergeReported") < log.index("Bounty.Paid"), log
+    assert "Bounty.MergeReported" not in found, "a delivery handled is Code3's own record, not news"
     assert chrome.find_element("css selector", "#bounty-live .state").text == "paid"
+    said = chrome.find_element("id", "timeline").text
+    assert re.search(r"bob's PR #\d+ was merged: bob wins", said) and "bob was paid 1 USDT" in said, said
+    assert not chrome.find_elements("id", "deadline"), "a paid bounty shows no deadline"
     browser.shot(chrome, "bounty-paid-live-desktop")
     chrome.switch_to.window(tabs[1])
     row = f"bounty-{scene.bounties['csv']}"
@@ -281,8 +330,11 @@ def test_a_dispute_and_the_identity_links_show_in_a_real_browser(scene: Scene, c
     dispute = chrome.find_element("id", "dispute").text
     keys = Keystore(Settings(project=site.root, home=site.home).keystore_dir)
     carol, alice = keys.load("carol").address, keys.load("alice").address
-    assert carol in dispute and "a worker" in dispute and opened["disputed_by"] == carol
-    assert alice in chrome.find_element("id", "resolver").text
+    assert "carol" in dispute and "a worker" in dispute and opened["disputed_by"] == carol
+    assert chrome.find_element("css selector", "#dispute .person").get_attribute("title").startswith(carol)
+    resolver = chrome.find_element("id", "resolver")
+    assert "alice" in resolver.text and resolver.find_element("css selector", ".person").get_attribute(
+        "title").startswith(alice)
     look(chrome, f"{scene.url}/bounties/{bounty_id}", "bounty-disputed")
     chrome.get(f"{scene.url}/")
     row = chrome.find_element("id", f"bounty-{bounty_id}")
@@ -342,6 +394,101 @@ def test_a_files_page_shows_its_tags_relationships_and_annotations(scene: Scene,
     graph.find_element("css selector", 'a[aria-label="src/export.py"]').click()
     browser.wait_until("the neighbour's page", lambda: chrome.current_url.endswith("/files/src/export.py"))
     assert [e.text for e in chrome.find_elements("css selector", "#file-tags .tag")] == ["backend"]
+
+
+def _session(scene: Scene, chrome: Any) -> dict[str, str]:
+    cookie = chrome.get_cookie(f"code3_session_{scene.port}")
+    assert cookie, "the browser is signed in"
+    return {"Cookie": f"code3_session_{scene.port}={cookie['value']}"}
+
+
+def test_every_link_on_the_board_and_the_bounty_pages_opens(scene: Scene, chrome: Any) -> None:
+    """Each link the board and the two bounty pages show is followed (with the browser's session): every one answers
+    200, and none is a dead local:// address."""
+    headers = _session(scene, chrome)
+    hrefs: set[str] = set()
+    for path in ("/", *(f"/bounties/{b}" for b in scene.bounties.values())):
+        chrome.get(f"{scene.url}{path}")
+        hrefs |= set(chrome.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"))
+    assert not [h for h in hrefs if not h.startswith(scene.url)], "every link opens on this serve (no local://)"
+    pages = {h.split("#", 1)[0] for h in hrefs}
+    assert any("/forge/" in h and "/issues/" in h for h in pages) and any("/pull/" in h for h in pages), pages
+    for href in sorted(pages):
+        status, body = _get(href, headers)
+        assert status == 200, (href, status, body[:300])
+
+
+class EvilHost:
+    """A loopback server standing for a stranger's image host: it records every request it gets."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[str] = []
+        seen = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def test_a_strangers_markdown_is_inert_in_a_real_browser(scene: Scene, chrome: Any) -> None:
+    """carol comments on the issue and on bob's PR with raw HTML, a script link, event handlers and images from an
+    "evil" host: the forge pages show the text, run no script (no alert), embed no image, and the evil host gets no
+    request, even after the page has settled."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    from code3.settings import Settings
+    from code3.wiring import local_forge
+
+    evil = EvilHost()
+    hostile = (f"Nice work! <script>alert('script')</script> [click me](javascript:alert('link')) "
+               f"![pixel]({evil.url}/pixel.png) <img src=\"{evil.url}/raw.png\" onerror=\"alert('img')\"> "
+               f"[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) "
+               f"<iframe src=\"{evil.url}/frame\"></iframe>")
+    forge = local_forge(Settings(project=scene.site.root, home=scene.site.home, identity="carol"), "carol")
+    number, pr_number = scene.issue_numbers["csv"], int(scene.prs["bob"].rsplit("/", 1)[1])
+    try:
+        forge.create_comment(REPO, number, hostile)
+        forge.create_comment(REPO, pr_number, hostile)
+    finally:
+        forge.close()
+    try:
+        for path, name in ((f"/forge/{REPO}/issues/{number}", "forge-issue"), (f"/forge/{REPO}/pull/{pr_number}",
+                                                                             "forge-pull")):
+            look(chrome, f"{scene.url}{path}", name)
+            comment = chrome.find_elements("css selector", ".comment.by-other")[-1]
+            assert "<script>alert('script')</script>" in comment.text and "not the author" in comment.text
+            assert chrome.execute_script("return document.images.length") == 0, "no image is embedded"
+            assert not chrome.find_elements("css selector", "main iframe, main script, main [onerror]")
+            links = [a.get_attribute("href") for a in comment.find_elements("css selector", "a")]
+            assert links == [f"{evil.url}/pixel.png"], "the image is a link; the script and data links are text"
+            time.sleep(0.5)
+            try:
+                alert = chrome.switch_to.alert
+            except NoAlertPresentException:
+                alert = None
+            assert alert is None, f"a script ran on {path}: {alert.text if alert else ''}"
+        assert "+++ b/bob.py" in chrome.find_element("css selector", "pre.diff").text, "the PR's diff"
+        assert evil.requests == [], f"the evil host was asked for {evil.requests}"
+    finally:
+        evil.close()
 
 
 @contextmanager

@@ -94,22 +94,64 @@ def link_from_pr(w: World, who: str, pr_url: str) -> None:
 REASON = 'the CSV export drops <b>accents</b> & "quotes"'
 
 
+def short(address: str) -> str:
+    """An address as the pages show it beside a name (the full one in the title attribute)."""
+    return f"{address[:6]}…{address[-4:]}"
+
+
+def plain_text(html: str) -> str:
+    return unescape(" ".join(re.sub(r"<[^>]+>", " ", html).split()))
+
+
 def test_a_paid_bounty_shows_its_whole_timeline_in_order_and_verify_holds(world: World, page: TestClient) -> None:
     bounty_id, pr = paid_bounty(world)
     answer = page.get(f"/bounties/{bounty_id}")
     assert answer.status_code == 200, answer.text
     html = answer.text
     kinds = re.findall(r'data-kind="([^"]+)"', html)
-    steps = ["Issue.PublishRequested", "Issue.Opened", "Bounty.Created", "Bounty.Accepted", "Bounty.PRSubmitted",
-             "Bounty.Merged", "Bounty.CoolingStarted", "Bounty.Paid"]
-    assert [k for k in kinds if k in steps] == steps, kinds
-    audit = re.sub(r"<[^>]+>", " ", html[html.find("Audit"):html.find("Timeline")])
+    steps = ["Issue.Opened", "Bounty.Created", "Bounty.Accepted", "Bounty.PRSubmitted", "Bounty.Merged",
+             "Bounty.CoolingStarted", "Bounty.Paid"]
+    assert [k for k in kinds if k.startswith(("Issue.", "Bounty."))] == steps, "the plain list: what happened"
+    logged = re.findall(r'data-event="([^"]+)"', html)
+    for kept in ("Issue.PublishRequested", "Issue.OpeningClaimed", "Issue.MetadataWritten", "Bounty.MergeReported"):
+        assert kept in logged and kept not in kinds, f"{kept}: in the full event log only"
+    assert [k for k in logged if k in steps] == steps
+    audit = re.sub(r"<[^>]+>", " ", html[html.find("Audit"):html.find("What happened")])
     assert "audit verify holds for this bounty" in html, audit
-    assert pr in html, "its PR is listed"
+    number = pr.rsplit("/", 1)[1]
+    assert f'href="/forge/{REPO}/pull/{number}"' in html and f">PR #{number}<" in html, "its PR, as a link that opens"
+    assert "local://" not in re.sub(r'title="[^"]*"', "", html), "no dead local:// link or text but in titles"
     created = next(e for e in world["alice"].store.repository.event_store.get(Bounty.create_id(bounty_id)))
     assert created.coords["tx_hash"] in html, "chain events show their transaction hash"
     assert "1 USDT" in html and '<h1>' in html and html.count("<h1") == 1
     assert 'class="state state-paid"' in html
+    assert 'id="deadline"' not in html and "Deadline" not in text_of(html, "bounty-live"), "no deadline once paid"
+    said = plain_text(html[html.find('id="timeline"'):html.find('id="event-log"')])
+    alice, bob = world.address("alice"), world.address("bob")
+    for text in ("alice published the bounty: 1 USDT escrowed", "alice opened issue #", "bob accepted the task",
+                 f"bob submitted PR #{number}", f"bob's PR #{number} was merged: bob wins (reported by alice)",
+                 "bob was paid 1 USDT", "UTC"):
+        assert text in said, (text, said)
+    assert alice not in said and bob not in said, "people by name in the plain list, not by address"
+    assert f'title="{bob} (a key in this serve' in html, "the full address in the title"
+
+
+def test_the_bounty_page_shows_the_issue_title_and_the_sponsors_spec(world: World, page: TestClient) -> None:
+    published = world.published(description="Users can export their to-do list as CSV")
+    bounty_id, number = published["bounty"]["bounty_id"], published["issue"]["number"]
+    html = page.get(f"/bounties/{bounty_id}").text
+    title = world["alice"].forge.get_issue(REPO, number).title
+    assert title.startswith("[code3] ") and title.endswith(": Users can export their to-do list as CSV")
+    assert unescape(text_of(html, "issue-title")) == "Users can export their to-do list as CSV", \
+        "the forge's title without the publish's [code3] marker"
+    spec = text_of(html, "spec")
+    assert "Read the spec, as the sponsor published it on the issue" in spec and "Feature Specification" in spec, spec
+    assert "code3-meta" not in spec, "the metadata block is the machine's, not the spec"
+    assert re.search(r'<section[^>]* id="spec".*?<h[3-6]>', html, re.S), "the spec's headings sit under the page's"
+    assert f'href="/forge/{REPO}/issues/{number}"' in html
+    board_html = page.get("/").text
+    row = unescape(board_row(board_html, bounty_id))
+    assert "Users can export their to-do list as CSV" in row and "[code3]" not in row and "by alice" in row, row
 
 
 def test_the_bounty_export_passes_audit_check_and_a_tampered_copy_fails(world: World, page: TestClient,
@@ -177,7 +219,9 @@ def test_the_board_lists_filters_sorts_and_totals(world: World, page: TestClient
     for bad in ("state=lost", "sort=random", "page=0", "repo=no%20slash", "mode=both"):
         assert page.get(f"/?{bad}").status_code == 400, bad
     cancelled = page.get(f"/bounties/{ids[0]}").text
-    assert "cancelled: 1 USDT refunded to the funders; each funder withdraws their share" in cancelled
+    assert "alice cancelled the bounty: 1 USDT refunded to the funders; each funder withdraws their share" in cancelled
+    assert 'id="deadline"' not in cancelled, "a refunded bounty shows no deadline"
+    assert "UTC" in board_row(html, ids[1]) and "UTC" not in board_row(html, ids[0]), "nor on the board"
     assert text_of(cancelled, "facts-state") == "refunded"
 
 
@@ -228,7 +272,8 @@ def test_a_dispute_its_ruling_and_the_money_show_on_the_bounty_page_and_the_boar
     html = page.get(f"/bounties/{bounty_id}").text
     assert text_of(html, "disputed-badge") == "disputed" and "cooling" in text_of(html, "facts-state")
     assert text_of(html, "pool").startswith("1.5 USDT") and "1 USDT" in html, "the pool beside the published amount"
-    assert alice in text_of(html, "resolver") and "this serve's identity" in text_of(html, "resolver")
+    assert f"alice {short(alice)}" in text_of(html, "resolver") and "this serve's identity" in text_of(html, "resolver")
+    assert f'title="{alice} (a key in this serve' in html
     dispute = text_of(html, "dispute")
     assert "&lt;b&gt;accents&lt;/b&gt; &amp; &#34;quotes&#34;" in dispute, dispute
     assert "<b>accents</b>" not in html, "the reason is text, never markup"
@@ -236,9 +281,9 @@ def test_a_dispute_its_ruling_and_the_money_show_on_the_bounty_page_and_the_boar
 
     assert when(opened["rule_by"]) in dispute and "the sponsor" in dispute and "the winner is paid" in dispute
     submissions = text_of(html, "submissions")
-    assert f"bob {bob}" in submissions and "merged, the winner" in submissions, submissions
+    assert f"bob {short(bob)}" in submissions and "merged, the winner" in submissions, submissions
     assert "the PR was closed without a merge" in text_of(html, "rejections")
-    assert f"carol {carol}" in text_of(html, "rejections"), "the rejected worker's linked login"
+    assert f"carol {short(carol)}" in text_of(html, "rejections"), "the rejected worker by name"
     assert "bob" in text_of(html, "split") and "75%" in text_of(html, "split") and "25%" in text_of(html, "split")
     board = page.get("/").text
     row = board_row(board, bounty_id)
@@ -254,21 +299,25 @@ def test_a_dispute_its_ruling_and_the_money_show_on_the_bounty_page_and_the_boar
     assert 'id="dispute"' not in html and 'id="disputed-badge"' not in html
     rulings = text_of(html, "rulings")
     assert "60%" in rulings and "0.9 USDT" in rulings and "0.6 USDT" in rulings and "&lt;b&gt;accents" in rulings
-    assert text_of(html, "payouts") == f"bob {bob} : 0.675 USDT carol {carol} : 0.225 USDT"
+    assert text_of(html, "payouts") == f"bob {short(bob)} : 0.675 USDT carol {short(carol)} : 0.225 USDT"
     funders = text_of(html, "funders")
-    assert f"{alice} (sponsor) 1 USDT 0.4 USDT" in funders and f"{carol} 0.5 USDT 0.2 USDT" in funders, funders
-    assert f"tipped bob {bob} 0.1 USDT" in text_of(html, "tips")
+    assert f"alice {short(alice)} (sponsor) 1 USDT 0.4 USDT" in funders, funders
+    assert f"carol {short(carol)} 0.5 USDT 0.2 USDT" in funders, funders
+    assert f"alice {short(alice)} tipped bob {short(bob)} 0.1 USDT" in text_of(html, "tips")
     assert "audit verify holds for this bounty" in html
-    texts = unescape(" ".join(re.sub(r"<[^>]+>", " ", html[html.find('id="timeline"'):]).split()))
-    for said in ("added 0.5 USDT to the pool: it is now 1.5 USDT",
-                 f"rejected {carol}'s submission of {prs['carol']}: the PR was closed without a merge",
-                 f"split the payout: {bob} 75%, {carol} 25%",
-                 f"disputed the bounty: “{REASON}”; the payout waits for the resolver's ruling until",
-                 f"ruled the dispute: 60% of the pool to {bob} (0.9 USDT paid), 0.6 USDT refunded to the funders",
-                 f"paid 0.9 USDT through the winner's split: {bob} 0.675 USDT, {carol} 0.225 USDT",
+    texts = plain_text(html[html.find('id="timeline"'):html.find('id="event-log"')])
+    carol_pr = prs["carol"].rsplit("/", 1)[1]
+    for said in ("carol added 0.5 USDT to the pool: it is now 1.5 USDT",
+                 f"alice rejected carol's PR #{carol_pr}: the PR was closed without a merge",
+                 "bob split the payout: bob 75%, carol 25%",
+                 f"alice disputed the bounty: “{REASON}”",
+                 "alice ruled the dispute: 60% of the pool to bob (0.9 USDT paid), 0.6 USDT refunded to the funders",
+                 "bob was paid 0.9 USDT through the winner's split: bob 0.675 USDT, carol 0.225 USDT",
                  "the ruling refunded 0.6 USDT to the funders: each funder withdraws their share",
-                 "withdrew their share of the refund: 0.2 USDT", f"tipped {bob} 0.1 USDT"):
-        assert said in texts, said
+                 "carol withdrew their share of the refund: 0.2 USDT", "alice tipped bob 0.1 USDT"):
+        assert said in texts, (said, texts)
+    assert "the payout waits for the resolver's ruling" not in texts, "once ruled, the wait no longer applies"
+    assert bob not in texts and carol not in texts
     row = board_row(page.get("/").text, bounty_id)
     assert "paid" in row and "disputed" not in row
 
@@ -297,7 +346,7 @@ def test_a_ruling_that_refunds_everything_reads_refunded_by_ruling(world: World,
 def test_the_links_page_lists_each_identity_link(world: World, page: TestClient) -> None:
     bounty_id, _ = paid_bounty(world)  # bob's link statement, recorded by the resolver when his PR merged
     html = page.get(f"/bounties/{bounty_id}").text
-    assert f"bob {world.address('bob')}" in text_of(html, "submissions"), "the worker's forge login"
+    assert f"bob {short(world.address('bob'))}" in text_of(html, "submissions"), "the worker by name"
     links = page.get("/links")
     assert links.status_code == 200, links.text
     assert '<a href="/links" aria-current="page">Identity links</a>' in links.text
