@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -61,9 +62,9 @@ async def _mcp_prepare(project: Path, env: dict[str, str], follow: bool) -> dict
             called = time.perf_counter()
             result = await client.call_tool("prepare", arguments)
             figures.setdefault("first call", time.perf_counter() - called)
-            if result.is_error or result.structured_content is None:
+            if result.is_error or not result.content:
                 raise RuntimeError(f"prepare over MCP failed: {result.content}")
-            answer = result.structured_content
+            answer = json.loads(result.content[0].text)  # seed 000: the text is the answer
             figures["pages"] += 1
             figures["files"] += len(answer["filePaths"])
             more = answer.get("continuation")

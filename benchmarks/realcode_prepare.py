@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -73,9 +74,9 @@ async def _first_prepare(project: Path, env: dict[str, str]) -> dict[str, Any]:
         called = time.perf_counter()
         result = await client.call_tool("prepare", {"targetPath": "."})
         seconds = time.perf_counter() - called
-        if result.is_error or result.structured_content is None:
+        if result.is_error or not result.content:
             raise RuntimeError(f"prepare over MCP failed: {result.content}")
-        answer = result.structured_content
+        answer = json.loads(result.content[0].text)  # seed 000: the text is the answer
     return {"connected": connected, "call": seconds, "files": answer["mergedSkeleton"]["files"],
             "first page files": len(answer["filePaths"])}
 

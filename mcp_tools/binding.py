@@ -24,9 +24,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import create_model
 
 from adapters import metrics
-from mcp_tools import dialects, published
+from mcp_tools import answer_size, dialects, published
+from mcp_tools.catalog import TEXT_ANSWERS
 from mcp_tools.conflicts import write_conflict
 from mcp_tools.declare import ToolDecl
+from mcp_tools.manifest import untitled
 
 log = logging.getLogger("code3.mcp")
 
@@ -69,6 +71,13 @@ class Runtime:
         return fn(self.services())
 
     def call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
+        """The answer of `decl` to `kwargs`; a tool whose seed answers text answers it alone (no structuredContent)."""
+        if decl.name in TEXT_ANSWERS:
+            with answer_size.text_only():
+                return self._call(decl, kwargs)
+        return self._call(decl, kwargs)
+
+    def _call(self, decl: ToolDecl, kwargs: dict[str, Any]) -> CallToolResult:
         from domain.errors import Code3Error
 
         started, failed = time.perf_counter(), None  # every answer is counted once (adapters.metrics)
@@ -172,12 +181,15 @@ def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
 
 def sdk_tool(runtime: Runtime, decl: ToolDecl) -> Tool:
     """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler.
-    The input schema is published as `mcp_tools.published` says (optional arguments as their plain type)."""
+    The input schema is published as `mcp_tools.published` says (optional arguments as their plain type),
+    both schemas without pydantic's `title` keywords (`mcp_tools.manifest.untitled`)."""
     annotations = ToolAnnotations(title=decl.title, read_only_hint=decl.read_only, destructive_hint=decl.destructive,
                                   idempotent_hint=decl.idempotent, open_world_hint=decl.open_world)
     tool = strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
                        annotations=annotations)
-    tool.parameters = published.input_schema(decl.name, decl.input_schema or tool.parameters)
+    tool.parameters = untitled(published.input_schema(decl.name, decl.input_schema or tool.parameters))
+    if tool.fn_metadata.output_schema is not None:  # its titles too: bytes of every tools/list for nothing
+        tool.fn_metadata.output_schema = untitled(tool.fn_metadata.output_schema)
     return tool
 
 
@@ -195,7 +207,9 @@ def _bind(runtime: Runtime, decl: ToolDecl) -> Callable[..., Any]:
 
     functools.update_wrapper(tool, decl.handler, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
     sig = decl.signature()
-    tool.__signature__ = sig.replace(return_annotation=Annotated[CallToolResult, sig.return_annotation])  # type: ignore[attr-defined]
+    # the output schema from the answer's TypedDict; none for a tool whose seed answers text (TEXT_ANSWERS)
+    returns = CallToolResult if decl.name in TEXT_ANSWERS else Annotated[CallToolResult, sig.return_annotation]
+    tool.__signature__ = sig.replace(return_annotation=returns)  # type: ignore[attr-defined]
     if decl.progress:
         from mcp.server.mcpserver import Context
 

@@ -59,13 +59,22 @@ Completer = Callable[[Any, str, dict[str, str]], Iterable[str]]
 COMPLETERS: list[tuple[str, frozenset[str], Completer]] = []
 
 
+def exposed_in(profiles: tuple[str, ...]) -> frozenset[str]:
+    """`profiles`, `all`, and every union profile (`mcp_tools.catalog.UNIONS`) that one of them belongs to."""
+    from mcp_tools.catalog import UNIONS  # the catalog imports this module: read when a declaration is made
+
+    unions = {union for union, members in UNIONS.items() if set(members) & set(profiles)}
+    return frozenset((*profiles, *unions, "all"))
+
+
 def tool(name: str, *, profiles: tuple[str, ...], **flags: Any) -> Callable[[F], F]:
-    """Declare the decorated handler as the MCP tool `name`, exposed in `profiles` (and in `all`)."""
+    """Declare the decorated handler as the MCP tool `name`, exposed in `profiles` (and in `all` and the unions
+    they belong to)."""
 
     def register(handler: F) -> F:
         if name in REGISTRY and REGISTRY[name].handler is not handler:
             raise ValueError(f"tool {name} is declared twice")
-        REGISTRY[name] = ToolDecl(name, handler, frozenset((*profiles, "all")), **flags)
+        REGISTRY[name] = ToolDecl(name, handler, exposed_in(profiles), **flags)
         return handler
 
     return register
@@ -75,7 +84,7 @@ def extension(*, profiles: tuple[str, ...]) -> Callable[[F], F]:
     """Declare `register(server, runtime)`, which adds a family's resources or prompts to the MCP server."""
 
     def add(register: F) -> F:
-        EXTENSIONS.append((frozenset((*profiles, "all")), register))
+        EXTENSIONS.append((exposed_in(profiles), register))
         return register
 
     return add
@@ -86,7 +95,7 @@ def completer(argument: str, *, profiles: tuple[str, ...]) -> Callable[[F], F]:
     `argument` in `profiles` (and in `all`); a later declaration for the same argument and profile wins."""
 
     def add(fn: F) -> F:
-        COMPLETERS.append((argument, frozenset((*profiles, "all")), fn))
+        COMPLETERS.append((argument, exposed_in(profiles), fn))
         return fn
 
     return add

@@ -12,7 +12,9 @@ A family answers every failure as its seed does, wherever the failure is caught:
 
 A tool failure is `isError` with the error in the text only (`mcp_tools.binding.error_result`). Every
 JSON-RPC error a Code3 server sends, in any profile, carries CodeNexus's `data: {type, details, timestamp}`
-(`rpc_error`): a superset of JSON-RPC that the CodeNexus profile needs and no other client minds.
+(`rpc_error`): a superset of JSON-RPC that the CodeNexus profile needs and no other client minds. Its `message`
+carries the details' gist too ("File not found: 'src/x.py' does not exist…"): clients such as Claude Code show
+a model `MCP error -32000: <message>` and drop `data`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ _BY_REASON = {"invalid": VALIDATION_FAILED, "outside": PERMISSION_DENIED, "forbi
               "not_found": FILE_NOT_FOUND, "not_regular": VALIDATION_FAILED, "too_large": VALIDATION_FAILED}
 _BY_CODE = {Code.NOT_FOUND: FILE_NOT_FOUND, Code.UNAUTHORIZED: PERMISSION_DENIED}
 DATA_KEYS = frozenset({"type", "details", "timestamp"})
+# the protocol's own error data a client reads to recover, kept beside seed 002's keys: an unsupported protocol
+# version's `supported` and `requested` (to pick another), a missing client capability's `requiredCapabilities`,
+# an unknown resource's `uri` (SEP-2164)
+PROTOCOL_DATA = frozenset({"supported", "requested", "requiredCapabilities", "uri"})
 
 INTERNAL_MESSAGE = "internal error; the server log (stderr) has details"
 INTERNAL_HINT = "retry; if it persists, report it with the server log"
@@ -64,8 +70,22 @@ def error_data(code: int, details: str) -> dict[str, str]:
     return {"type": _TYPES.get(code, "ProtocolError"), "details": details, "timestamp": now_z()}
 
 
+GIST_CHARS = 300  # of the details a message repeats; `data.details` keeps them whole
+
+
+def gist(message: str, details: str) -> str:
+    """`message` with the gist of `details` when it is a bare label ("File not found", "Invalid params"): what a
+    client that shows only the message needs to act. A message that already says more (a colon) is kept."""
+    if not details or details == message or ":" in message:
+        return message
+    body = details if details.startswith(message) else f"{message}: {details}"
+    room = len(message) + 2 + GIST_CHARS
+    return body if len(body) <= room else body[:room - 1] + "…"
+
+
 def rpc_error(code: int, message: str, details: str | None = None) -> MCPError:
-    return MCPError(code, message, error_data(code, details or message))
+    """A JSON-RPC error with seed 002's `data`, its message carrying the details' gist (`gist`)."""
+    return MCPError(code, gist(message, details or message), error_data(code, details or message))
 
 
 def nexus_error(code: int, details: str) -> MCPError:
@@ -82,16 +102,21 @@ def as_mcp_error(exc: Code3Error) -> MCPError:
 
 def with_data(code: int, message: str, data: Any) -> dict[str, Any] | None:
     """`data` as seed 002 shapes it: kept when it already is, else built from what it said (a method name,
-    the SDK's empty string) and the message. None when it already has the shape."""
+    the SDK's empty string) and the message, keeping the protocol's own data a client recovers with
+    (`PROTOCOL_DATA`). None when it already has the shape."""
     if isinstance(data, dict) and set(data) >= DATA_KEYS:
         return None
     if isinstance(data, str) and data:
         details = f"{message}: {data}"
     elif isinstance(data, dict) and isinstance(data.get("name"), str):
         details = f"{message} (name: {data['name']})" if data["name"] not in message else message
+    elif isinstance(data, dict) and isinstance(data.get("supported"), list):
+        versions = ", ".join(str(v) for v in data["supported"])
+        details = f"{message}: {data.get('requested')!s:.80} is not one of {versions}"
     else:
         details = message
-    return error_data(code, details)
+    kept = {k: v for k, v in data.items() if k in PROTOCOL_DATA} if isinstance(data, dict) else {}
+    return {**kept, **error_data(code, details)}
 
 
 def _text(data: dict[str, str]) -> str:

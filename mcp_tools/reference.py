@@ -70,8 +70,9 @@ def render() -> str:
     for family, (_, heading, page) in enumerate(FAMILIES):
         lines += ["", f"## {heading}", "", f"What these tools do beyond their schemas: [{page}]({page})."]
         for name in (name for name in ordered if _family(entries[name].module) == family):
-            lines += _tool(entries[name].listed.model_dump(by_alias=True, mode="json", exclude_none=True),
-                           sorted(entries[name].profiles, key=list(PROFILES).index), decls[name].render is not None)
+            listed = entries[name].listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+            lines += _tool(listed, sorted(entries[name].profiles, key=list(PROFILES).index),
+                           decls[name].render is not None, answer_schema(name, listed))
     return "\n".join(lines) + "\n"
 
 
@@ -80,7 +81,26 @@ def _family(module: str) -> int | None:
     return next((i for i, (prefix, _, _) in enumerate(FAMILIES) if module.startswith(prefix)), None)
 
 
-def _tool(listed: dict[str, Any], profiles: list[str], rendered: bool) -> list[str]:
+def answer_schema(name: str, listed: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a tool's answer: its output schema, or for a tool whose seed answers text (TEXT_ANSWERS,
+    no output schema) the schema of the JSON its text carries, from its declared answer type."""
+    if "outputSchema" in listed:
+        return dict(listed["outputSchema"])
+    from typing import Annotated
+
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.types import CallToolResult
+
+    from mcp_tools.catalog import declared
+
+    def answers() -> None:  # a function returning the answer type: the output schema the SDK derives for it
+        raise NotImplementedError
+
+    answers.__annotations__ = {"return": Annotated[CallToolResult, declared()[name].output_type]}
+    return dict(Tool.from_function(answers).output_schema or {})
+
+
+def _tool(listed: dict[str, Any], profiles: list[str], rendered: bool, output: dict[str, Any]) -> list[str]:
     hints = listed.get("annotations", {})
     flags = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
     lines = ["", f"### `{listed['name']}`", "", _text(listed.get("description", "")) or NONE, "",
@@ -98,14 +118,14 @@ def _tool(listed: dict[str, Any], profiles: list[str], rendered: bool) -> list[s
                                _text(prop.get("description", ""))))
     else:
         lines.append("Arguments: none.")
-    output = listed.get("outputSchema")
     lines.append("")
-    if output is None:
-        lines.append("Answer: text only (no output schema).")
-        return lines
     about = _paragraphs(output.get("description", ""))
     lines += ["Answer:", "", *about, *([""] if about else [])]
-    if rendered:
+    if "outputSchema" not in listed:
+        lines += ["Text only, as the seed defines it (no output schema, no `structuredContent`): "
+                  + ("the text is written for people, from these values." if rendered else
+                     "the text is the JSON of these fields."), ""]
+    elif rendered:
         lines += ["The text content is written for people; `structuredContent` carries these fields.", ""]
     for path, kind, need, text in fields(output):
         lines.append(_item(path.count("."), path, kind if need == "required" else f"{kind}, optional", text))

@@ -56,10 +56,20 @@ class Code3Server(MCPServer):
         self._entries = {entry.name: entry for entry in entries}
         self._runtime = runtime
         self._built: dict[str, Tool] = {}
+        self._fixtures: dict[str, Tool] = {}
         sdk_internals.serve_tool_input_schema(self, self.tool_input_schema)
 
+    def add_fixture(self, tool: Tool) -> None:
+        """A tool Code3 does not declare, run as the SDK runs it: the MCP conformance suite's diagnostic tools
+        (`scripts/conformance_server.py`), so the suite exercises this front (logging, errors, transports)."""
+        if tool.name in self._entries:
+            raise ValueError(f"{tool.name} is a Code3 tool")
+        self._fixtures[tool.name] = tool
+
     async def list_tools(self) -> list[ListedTool]:
-        return [entry.listed for entry in self._entries.values()]
+        from mcp_tools.manifest import listed
+
+        return [entry.listed for entry in self._entries.values()] + [listed(t) for t in self._fixtures.values()]
 
     def tool_names(self, package: str = "") -> set[str]:
         """This server's tools, or those declared in `package` (a module prefix such as "mcp_tools.codenexus")."""
@@ -67,7 +77,7 @@ class Code3Server(MCPServer):
 
     def built(self, name: str) -> Tool | None:
         """The SDK tool `name`, built on first use; None when this server has no such tool."""
-        tool = self._built.get(name)
+        tool = self._built.get(name) or self._fixtures.get(name)
         if tool is None and name in self._entries:
             tool = self._built[name] = sdk_tool(self._runtime, declaration(name, self._entries[name].module))
         return tool
@@ -75,7 +85,10 @@ class Code3Server(MCPServer):
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """Asked by the 2026-07-28 HTTP transport before a call (Mcp-Param headers): from the listing."""
         entry = self._entries.get(name)
-        return None if entry is None else entry.listed.input_schema
+        if entry is None:
+            fixture = self._fixtures.get(name)
+            return None if fixture is None else fixture.parameters
+        return entry.listed.input_schema
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self.built(name)
@@ -83,6 +96,8 @@ class Code3Server(MCPServer):
             raise ToolError(f"Unknown tool: {name}")
         if context is None:
             context = Context(mcp_server=self, subscriptions=sdk_internals.subscriptions(self))
+        if name in self._fixtures:  # not Code3's: the SDK's own answers
+            return await tool.run(arguments, context, convert_result=True)
         module = self._entries[name].module
         decl_text = declaration(name, module).error_text
         try:
@@ -181,7 +196,7 @@ async def error_data(ctx: Any, call_next: Any) -> Any:
         data = dialects.with_data(exc.error.code, exc.error.message, exc.error.data)
         if data is None:
             raise
-        raise MCPError(exc.error.code, exc.error.message, data) from None
+        raise MCPError(exc.error.code, dialects.gist(exc.error.message, data["details"]), data) from None
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "params" for e in exc.errors(include_url=False)})
         raise dialects.rpc_error(INVALID_PARAMS, "Invalid request parameters",

@@ -41,7 +41,7 @@ class AnnotationView(TypedDict):
 class ListAnswer(TypedDict):
     items: list[AnnotationView]
     nextOffset: NotRequired[int]  # where the next page starts; also when the answer cap cut the last page
-    truncated: NotRequired[bool]  # the answer cap (CODE3_MAX_ANSWER_BYTES, 256 KB) cut the page
+    truncated: NotRequired[bool]  # the answer cap (CODE3_MAX_ANSWER_BYTES, 48 KB by default) cut the page
     omitted: NotRequired[int]  # the items the cap left out (they start at nextOffset)
 
 

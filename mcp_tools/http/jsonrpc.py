@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data, with_data
+from mcp_tools.dialects import INVALID_REQUEST, PARSE_ERROR, error_data, gist, with_data
 
 
 def json_rpc_problem(body: bytes) -> dict[str, Any] | None:
@@ -77,5 +77,8 @@ def _with_error_data(body: bytes) -> bytes:
     error = message.get("error") if isinstance(message, dict) else None
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         return body
-    data = with_data(error["code"], str(error.get("message", "")), error.get("data"))
-    return body if data is None else json.dumps({**message, "error": {**error, "data": data}}).encode()
+    said = str(error.get("message", ""))
+    data = with_data(error["code"], said, error.get("data"))
+    if data is None:
+        return body
+    return json.dumps({**message, "error": {**error, "message": gist(said, data["details"]), "data": data}}).encode()

@@ -302,8 +302,9 @@ def page(full: BatchAnswer, offset: int = 0) -> BatchAnswer:
                 answer[key][item[0]] = item[1]
             else:
                 answer[key].append(item)
-    if end < len(order):
-        answer["continuation"] = {"offset": end, "omittedModules": len(order) - end, "hint": CONTINUE_HINT}
+    if end < len(order):  # first: a reader of an answer cut short finds it
+        answer = answer_size.leading({"continuation": {"offset": end, "omittedModules": len(order) - end,
+                                                       "hint": CONTINUE_HINT}}, answer)
     return answer  # type: ignore[return-value]
 
 

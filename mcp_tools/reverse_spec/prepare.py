@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Annotated
+from typing import Annotated, cast
 
 from pydantic import Field
 
@@ -108,10 +108,11 @@ def page(full: PrepareAnswer, offset: int = 0, context_offset: int = 0) -> Prepa
         kept += extra
     answer: PrepareAnswer = {**full, "skeletons": skeletons[:kept], "filePaths": paths[:kept],
                              "context": {**full["context"], "text": text[:kept_chars]}}
-    if kept < len(paths) or kept_chars < len(text):
-        answer["continuation"] = {"offset": offset + kept, "contextOffset": context_offset + kept_chars,
-                                  "omittedFiles": len(paths) - kept, "omittedContextChars": len(text) - kept_chars,
-                                  "hint": CONTINUE_HINT}
+    if kept < len(paths) or kept_chars < len(text):  # first: a reader of an answer cut short finds it
+        rest: PrepareContinuation = {"offset": offset + kept, "contextOffset": context_offset + kept_chars,
+                                     "omittedFiles": len(paths) - kept, "omittedContextChars": len(text) - kept_chars,
+                                     "hint": CONTINUE_HINT}
+        return cast(PrepareAnswer, answer_size.leading({"continuation": rest}, answer))
     return answer
 
 

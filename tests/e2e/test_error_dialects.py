@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from code3.settings import Settings
 from code3.wiring import build_services
 from mcp_tools import dialects
+from mcp_tools.dialects import PROTOCOL_DATA
 from mcp_tools.server import build_server
 from tests.answers import error_of, error_text
 from tests.integration.test_codenexus_tools import make_project
@@ -52,8 +53,8 @@ def calls(project: Path, profile: str, *requests: tuple[str, dict[str, Any]]) ->
 def assert_nexus(error: Any, code: int) -> None:
     assert isinstance(error, MCPError), f"a CodeNexus failure is a JSON-RPC error, got {error!r}"
     assert error.error.code == code, error.error
-    data = error.error.data
-    assert isinstance(data, dict) and set(data) == {"type", "details", "timestamp"}, data
+    data = error.error.data  # seed 002's keys, and the protocol's own a client reads (an unknown resource's uri)
+    assert isinstance(data, dict) and set(data) - PROTOCOL_DATA == {"type", "details", "timestamp"}, data
     assert data["type"] and data["details"] and TIMESTAMP.match(data["timestamp"]), data
 
 

@@ -66,12 +66,15 @@ def _without_services(decl: Any) -> Callable[..., Any]:
 
 def test_the_snapshot_of_published_schemas_still_matches() -> None:
     """tests/fixtures/tools_list_snapshot.json (the schemas before the layout refactor) for the tools whose
-    signature no issue has changed since: the strict arguments left them as they were."""
+    signature no issue has changed since: the strict arguments left them as they were, but for pydantic's
+    `title` keywords, which the published schemas no longer carry (no seed's schema has one)."""
+    from mcp_tools.manifest import untitled
+
     snapshot = json.loads(SNAPSHOT.read_text())
     runtime = Runtime(lambda: None)
     published = {d.name: sdk_tool(runtime, d).parameters for d in declared().values()}  # as tools/list shows it
     for name in ("add", "server_mcp.accept_task", "server_mcp.claim_payout"):
-        assert published[name] == snapshot["all"][name], name
+        assert published[name] == untitled(snapshot["all"][name]), name
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -1,6 +1,8 @@
 """One cap for the whole answer line (mcp_tools/answer_size.py): every tool answer, at its largest, is at most
 CODE3_MAX_ANSWER_BYTES as the JSON-RPC line a client receives, and a cut answer lets the client fetch the rest
-(following the offsets it gives, nothing missed, nothing twice)."""
+(following the offsets it gives, nothing missed, nothing twice). By default a page arrives whole in Claude Code:
+its text is under 50 000 characters (Claude Code shows the first 80 000 of an answer it saved to a file, and saves
+one over 25 000 tokens), and what continues it comes first."""
 
 from __future__ import annotations
 
@@ -67,9 +69,26 @@ def calls(s: Services, tool: str, arguments: list[dict[str, Any]], profile: str 
     return anyio.run(go)
 
 
-def follow(s: Services, tool: str, first: dict[str, Any], step: Any, cap: int) -> list[dict[str, Any]]:
+DEFAULT_CAP = 49_152
+PAGE_CHARS = 50_000  # what Claude Code shows whole of a tool's text (the first 80 000 characters of a saved file)
+TEXT_TOOLS = ("add", "prepare", "generate", "batch", "diff")  # seeds 000 and 003: the answer is the text
+
+
+def answer_of(result: CallToolResult) -> dict[str, Any]:
+    """The answer a model sees: the text's JSON for a tool whose seed answers text (no structuredContent then),
+    else structuredContent (the text its JSON too)."""
+    text = result.content[0].text  # type: ignore[union-attr]
+    if result.structured_content is None:
+        answer: dict[str, Any] = json.loads(text)
+        return answer
+    assert json.loads(text) == result.structured_content
+    return result.structured_content
+
+
+def follow(s: Services, tool: str, first: dict[str, Any], step: Any, cap: int,
+           lines: list[bytes] | None = None) -> list[dict[str, Any]]:
     """Call `tool`, then again with `step(answer)` (the next arguments, None when complete), one client session;
-    every line within `cap`."""
+    every line within `cap` (and kept in `lines` when given)."""
     pages: list[dict[str, Any]] = []
 
     async def go() -> None:
@@ -79,10 +98,14 @@ def follow(s: Services, tool: str, first: dict[str, Any], step: Any, cap: int) -
             while arguments is not None:
                 result = await client.call_tool(tool, arguments)
                 assert not result.is_error, result
-                assert len(line_of(result)) <= cap
-                assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
-                pages.append(result.structured_content)
-                arguments = step(result.structured_content, arguments)
+                line = line_of(result)
+                assert len(line) <= cap
+                if lines is not None:
+                    lines.append(line)
+                assert (result.structured_content is None) == (tool in TEXT_TOOLS), tool
+                answer = answer_of(result)
+                pages.append(answer)
+                arguments = step(answer, arguments)
                 assert len(pages) < 500
 
     anyio.run(go)
@@ -91,8 +114,8 @@ def follow(s: Services, tool: str, first: dict[str, Any], step: Any, cap: int) -
 
 # --- the cap itself -----------------------------------------------------------------------------------------------
 
-def test_the_cap_is_256_kb_unless_configured_and_refuses_nonsense() -> None:
-    assert answer_size.limit({}) == 262_144
+def test_the_cap_is_48_kb_unless_configured_and_refuses_nonsense() -> None:
+    assert answer_size.limit({}) == DEFAULT_CAP
     assert answer_size.limit({"CODE3_MAX_ANSWER_BYTES": "524288"}) == 524_288
     for bad in ("abc", "-1", "100", "1.5"):
         with pytest.raises(answer_size.Code3Error) as caught:
@@ -149,6 +172,31 @@ def test_prepare_pages_follow_to_the_whole_answer_nothing_missed_nothing_twice(
     assert "continuation" not in pages[-1] and all("continuation" in p for p in pages[:-1])
 
 
+def test_a_default_prepare_page_of_a_200_file_tree_arrives_whole_in_claude_code(
+        s: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each page's text (what the model reads: no structuredContent) is under 50 000 characters and 25 000
+    estimated tokens, JSON escapes counted, with `continuation` its first key; the wire carries the text once."""
+    make_project(tmp_path, 20, 10)
+    monkeypatch.delenv("CODE3_MAX_ANSWER_BYTES", raising=False)
+    whole = prepare_answer(s, ".")
+    lines: list[bytes] = []
+
+    def step(answer: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
+        more = answer.get("continuation")
+        return None if more is None else {**args, "offset": more["offset"], "contextOffset": more["contextOffset"]}
+
+    pages = follow(s, "prepare", {"targetPath": "."}, step, DEFAULT_CAP, lines)
+    assert len(pages) > 1 and len(whole["filePaths"]) == 200
+    for line in lines:
+        text = json.loads(line)["result"]["content"][0]["text"]
+        assert len(text) < PAGE_CHARS and len(text) / 4 < 25_000
+    assert all(next(iter(p)) == "continuation" for p in pages[:-1]) and "continuation" not in pages[-1]
+    assert "".join(p["context"]["text"] for p in pages) == whole["context"]["text"]
+    assert [k for p in pages for k in p["filePaths"]] == whole["filePaths"]
+    shown = sum(len(json.loads(line)["result"]["content"][0]["text"]) for line in lines)
+    assert sum(len(line) for line in lines) < 1.5 * shown  # no second copy of the payload on the wire
+
+
 def test_prepare_of_a_big_project_is_within_the_default_cap_over_stdio(tmp_path: Path) -> None:
     """The real line `code3 mcp` writes on stdout for prepare of 1 500 files (about 3 MB uncut)."""
     project = tmp_path / "big"
@@ -180,11 +228,13 @@ def test_prepare_of_a_big_project_is_within_the_default_cap_over_stdio(tmp_path:
     if proc.stderr is not None:
         proc.stderr.close()
     line = lines[2]
-    assert len(line) <= 262_144
+    assert len(line) <= DEFAULT_CAP
     result = json.loads(line)["result"]
     assert not result.get("isError"), result
-    assert result["structuredContent"]["continuation"]["omittedFiles"] > 0
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert "structuredContent" not in result  # seed 000: the text is the answer
+    text = result["content"][0]["text"]
+    assert len(text) < PAGE_CHARS and next(iter(json.loads(text))) == "continuation"
+    assert json.loads(text)["continuation"]["omittedFiles"] > 0
 
 
 # --- batch --------------------------------------------------------------------------------------------------------
@@ -201,6 +251,7 @@ def test_batch_pages_the_run_it_made_nothing_missed_nothing_twice(
 
     pages = follow(s, "batch", {"projectRoot": "."}, step, cap)
     assert len(pages) > 2
+    assert all(next(iter(p)) == "continuation" for p in pages[:-1])  # first: where a cut-short reader finds it
     for key in ("order", "successful"):
         listed = [m for p in pages for m in p[key]]
         assert len(listed) == len(set(listed)) == 120, key
@@ -242,18 +293,19 @@ def test_list_contexts_keeps_next_offset_when_the_cap_cuts_the_last_page(
     pages = follow(s, "ai-loom.list_contexts", {"limit": 200}, step, cap)  # one page of 200 is the last page
     ids = [item["id"] for p in pages for item in p["items"]]
     assert len(pages) > 2 and len(ids) == len(set(ids)) == 60
+    assert all(next(iter(p)) == "nextOffset" for p in pages[:-1])
 
 
 def test_stitch_at_its_largest_fits_and_names_what_the_cap_left_out(
         s: Services, tmp_path: Path) -> None:
     annotate_many(s, tmp_path, 150, 3000)
     [result] = calls(s, "ai-loom.stitch", [{"maxChars": 200_000}])
-    assert len(line_of(result)) <= 262_144
+    assert len(line_of(result)) <= DEFAULT_CAP
     answer = result.structured_content
     assert answer is not None and answer["truncated"] is True and answer["omitted"] > 0
     assert answer["stats"]["annotations"] + len(answer["dropped"]) == 150
     [rest] = calls(s, "ai-loom.stitch", [{"maxChars": 200_000, "annotationIds": answer["dropped"]}])
-    assert len(line_of(rest)) <= 262_144
+    assert len(line_of(rest)) <= DEFAULT_CAP
     assert rest.structured_content is not None and rest.structured_content["stats"]["annotations"] > 0
 
 
@@ -306,10 +358,11 @@ def test_query_files_at_its_largest_is_cut_and_next_offset_fetches_the_rest(s: S
             assert answer["omitted"] > 0 and "next_offset" in answer
         return None if "next_offset" not in answer else {**args, "offset": answer["next_offset"]}
 
-    pages = follow(s, "query_files", {"comment_contains": "quoted", "limit": 100}, step, 262_144)
+    pages = follow(s, "query_files", {"comment_contains": "quoted", "limit": 100}, step, DEFAULT_CAP)
     paths = [r["file_path"] for p in pages for r in p["results"]]
     assert len(pages) > 2 and sorted(paths) == [f"f{n:03d}.py" for n in range(100)] and len(set(paths)) == 100
     assert pages[0]["truncated"] is True and pages[0]["total_count"] == 100
+    assert all(next(iter(p)) == "next_offset" for p in pages[:-1])  # first: where a cut-short reader finds it
 
 
 def test_every_declared_tool_is_bounded_whatever_its_handler_answers() -> None:
@@ -350,7 +403,7 @@ def test_every_declared_tool_is_bounded_whatever_its_handler_answers() -> None:
                 assert text.startswith(f"{name} 失败: "), name
             else:
                 assert error_of(result)["code"] == "E_VALIDATION", name
-        assert len(line) <= 262_144, name
+        assert len(line) <= DEFAULT_CAP, name
 
 
 def test_a_sync_renames_report_past_the_cap_counts_what_it_left_out(

@@ -57,7 +57,9 @@ def error_code(call: Any) -> int:
         call()
     data = caught.value.error.data
     assert set(data) == {"type", "details", "timestamp"} and data["timestamp"].endswith("Z")
-    assert caught.value.error.message in ("File not found", "Permission denied", "Validation failed")
+    message = caught.value.error.message  # the label and the details' gist: a client may show the message only
+    assert message.split(": ", 1)[0] in ("File not found", "Permission denied", "Validation failed"), message
+    assert data["details"][:40] in message, message
     return caught.value.error.code
 
 

@@ -76,7 +76,7 @@ def test_serve_metrics_need_the_token_and_count_calls_errors_by_code_and_latency
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
         session = opened.headers["mcp-session-id"]
         rpc(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-        assert call(client, session, 2, "add", {"a": 2, "b": 3})["structuredContent"]["sum"] == 5
+        assert call(client, session, 2, "add", {"a": 2, "b": 3})["content"][0]["text"] == "The sum of 2 + 3 = 5"
         failed = call(client, session, 3, "server_mcp.accept_task", {"task_id": "no/such-repo#999"})
         assert failed["isError"] is True
         code = json.loads(failed["content"][0]["text"])["code"]

@@ -28,7 +28,7 @@ def test_the_reference_names_every_tool_of_every_profile_with_its_arguments_and_
             assert profile in PROFILES and f"`{profile}`" in section.split("\n\n")[1], (entry.name, profile)
         for argument in listed["inputSchema"].get("properties", {}):
             assert f"- `{argument}` (" in section, (entry.name, argument)
-        for path, *_ in reference.fields(listed["outputSchema"]):
+        for path, *_ in reference.fields(reference.answer_schema(entry.name, listed)):
             assert f"- `{path}` (" in section, (entry.name, path)
 
 
