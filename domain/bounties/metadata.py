@@ -13,6 +13,8 @@ from domain.knowledge.text_scan import Span, remove
 
 FENCE_LANG = "code3-meta"
 SCHEMA = "code3/v1"
+OMITTED_WHILE_UNKNOWN = ("status", "winner", "pr_url")  # bounty fields left out of the block while None
+UNFUNDED_LABEL = "unfunded"  # the issue's state label, and `bounty.status`, while the chain refused its bounty
 _OPEN, _CLOSE = "```" + FENCE_LANG, "\n```"
 _SPACES = re.compile(r"\s*")  # anchored at one place: linear
 
@@ -22,7 +24,10 @@ class BountyMeta(BaseModel):
     `chain` says which ledger really holds the escrow (`code3-local`: the embedded ledger, no real
     money; `aptos`), so nobody mistakes a local bounty for an Aptos one. Older readers ignore it.
     `amount` stays in the asset's smallest unit (the contract); `amount_display` is written beside it for
-    people ("1 USDT"), derived, never read back."""
+    people ("1 USDT"), derived, never read back. `status` is `unfunded` while the chain refused to escrow the
+    amount (no bounty backs the issue yet); once a bounty backs it, the forge mirror writes its state label
+    there (`cooling`, `paid`, …) with `winner` and `pr_url` (mcp_tools/lifecycle/issue_refresh.py). The three
+    are left out of the block while unknown."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -34,6 +39,9 @@ class BountyMeta(BaseModel):
     merged_at: int | None = None
     cooling_until: int | None = None
     deadline: int | None = None
+    status: str | None = None
+    winner: str | None = None
+    pr_url: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -60,7 +68,11 @@ class IssueMetadata(BaseModel):
     effort: int = 1
 
     def to_block(self) -> str:
-        body = json.dumps(self.model_dump(by_alias=True), indent=2, sort_keys=True)
+        data = self.model_dump(by_alias=True)
+        for key in OMITTED_WHILE_UNKNOWN:  # written only when there is something to say (unfunded, paid, …)
+            if data["bounty"].get(key) is None:
+                del data["bounty"][key]
+        body = json.dumps(data, indent=2, sort_keys=True)
         return f"```{FENCE_LANG}\n{body}\n```"
 
     @classmethod

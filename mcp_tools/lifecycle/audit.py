@@ -13,6 +13,7 @@ from uuid import UUID
 
 from adapters.event_store import iter_log
 from adapters.sql import SqlDb
+from domain.bounties.amounts import display
 from domain.bounties.bounty import Bounty
 from domain.bounties.issue import Issue
 from domain.bounties.metadata import IssueMetadata
@@ -130,6 +131,15 @@ def _compare(s: Services, replayed: Any, live: Any, verdict: Verdict, owned: set
         repos.add(replayed.repo)
         if replayed.number is not None:
             owned.add((replayed.repo, replayed.number))
+        if replayed.unfunded:
+            verdict.problems.append(unfunded_problem(replayed))
+
+
+def unfunded_problem(issue: Issue) -> str:
+    """An issue that announces an amount nothing escrows: the chain refused its bounty after it was opened."""
+    return (f"issue {issue.url or issue.issue_hash} of feature {issue.feature_id} is unfunded: it announces "
+            f"{display(issue.amount, issue.asset)} but the chain refused its bounty ({issue.unfunded_reason}); "
+            "publish the feature again with an amount the sponsor holds (the same issue is reused), or close it")
 
 
 def _strays(s: Services, strays: list[tuple[UUID, int]]) -> list[str]:

@@ -12,24 +12,37 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Literal
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from adapters.event_store import Change
 from adapters.files import recover
+from adapters.local_forge import LocalForge
 from adapters.paths import ProjectPaths
 from adapters.tracking import PROCESS_OWNER, alive
 from domain.bounties.amounts import display
+from domain.bounties.contract import STATUS_LABELS
+from domain.bounties.index import Index
 from domain.bounties.issue import Issue
-from domain.bounties.metadata import BountyMeta, IssueMetadata, replace_block
+from domain.bounties.metadata import UNFUNDED_LABEL, BountyMeta, IssueMetadata, replace_block
+from domain.bounties.open_questions import OpenQuestion, issue_section, open_questions, refuse, warning
 from domain.bounties.spec import Spec
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error, present
 from mcp_tools.declare import tool
 from mcp_tools.lifecycle.answers import PublishAnswer
 from mcp_tools.lifecycle.chain_record import bounty_change, chain_read, index_change, raise_for, register, sync_bounty
-from mcp_tools.lifecycle.publish_terms import DEFAULT_HOLD, PublishTerms, SpecText, chain_name
+from mcp_tools.lifecycle.publish_claim import funded_labels, refuse_superseded, released_claim, repointed
+from mcp_tools.lifecycle.publish_terms import (
+    DEFAULT_HOLD,
+    PublishTerms,
+    SpecText,
+    amount_warnings,
+    chain_name,
+    check_funding,
+)
 from mcp_tools.lifecycle.specs import FeatureIdArg
 from mcp_tools.services import Services
 
@@ -63,38 +76,82 @@ def publish_issue_with_metadata(
     with ProjectPaths(s.project).locked_dir("specs"):
         recover(s.specs_dir, terms.feature_id)  # a write a crash interrupted is finished or undone before the read
     spec = SpecText.read(s, terms.spec_path)
+    questions = open_questions(spec.text)
+    if s.refuse_open_questions:
+        refuse(questions, terms.spec_path)
     key = terms.issue_hash(spec.digest)
     _refuse_conflicting_publish(s, terms.feature_id, key)
-    issue = _requested(s, terms, spec, key)
+    known = s.store.get(Issue, Issue.create_id(key))
+    refuse_superseded(s, known)
+    previous = released_claim(s, terms.feature_id, key)  # or the feature's claim on other terms refuses this
+    if known is None or known.bounty_id is None:
+        check_funding(s, terms, key)  # before anything public or recorded: a refusal changes nothing
+    issue = _requested(s, terms, spec, key, previous)
     _refuse_other_terms(s, issue, terms)  # before any side effect of this call
     with _turn_in_process(key):  # racing publishes of one key in this process: one at a time (see below)
         if issue.bounty_id is None:
             issue = _take_turn(s, issue)  # one publish at a time opens the issue and creates the bounty
-        issue = _open_issue(s, issue, spec.text)
+        issue = _open_issue(s, issue, spec.text, questions)
         issue = _create_bounty(s, issue, terms)
         issue = _write_back(s, issue)
     bounty_id = present(issue.bounty_id, "the bounty id")
-    return {"success": True,
-            "issue": {"url": present(issue.url, "the issue URL"), "number": present(issue.number, "the issue number"),
-                      "issue_hash": key},
-            "bounty": {"bounty_id": bounty_id, "amount": str(issue.amount), "asset": issue.asset,
-                       "amount_display": display(issue.amount, issue.asset)}}
+    answer: PublishAnswer = {
+        "success": True,
+        "issue": {"url": present(issue.url, "the issue URL"), "number": present(issue.number, "the issue number"),
+                  "issue_hash": key},
+        "bounty": {"bounty_id": bounty_id, "amount": str(issue.amount), "asset": issue.asset,
+                   "amount_display": display(issue.amount, issue.asset)},
+        "open_questions": len(questions)}
+    warnings = [*amount_warnings(s, issue.amount, issue.asset),
+                *([warning(questions, terms.spec_path)] if questions else []),
+                *unpushed_spec_warning(s, issue.repo, terms.spec_path, spec.text)]
+    if warnings:
+        answer["warnings"] = warnings
+    return answer
 
 
-def _requested(s: Services, terms: PublishTerms, spec: SpecText, key: str) -> Issue:
+def unpushed_spec_warning(s: Services, repo: str, spec_path: str, spec_text: str) -> list[str]:
+    """Workers fork the forge's default branch: a spec missing there (or another version of it) reaches them only as
+    the issue's text, fork_and_prepare writes its own copies into their branch, and the merged PR then brings those
+    back over the sponsor's untracked ones (`code3 forge pull` refuses to overwrite them). The published spec itself
+    is compared, not the directory's presence: another version there misleads workers as much. Embedded forge only."""
+    spec_dir = PurePosixPath(spec_path).parent.as_posix()
+    if not isinstance(s.forge, LocalForge) or spec_dir in ("", "."):
+        return []
+    branch = s.forge.get_repo(repo).default_branch
+    there = s.forge.read_file(repo, branch, PurePosixPath(spec_path).as_posix())
+    if there is not None and there.decode("utf-8", "replace").splitlines() == spec_text.splitlines():
+        return []
+    return [f"{spec_path} as published is not in {repo}'s {branch} on the embedded forge, so workers' forks start "
+            f"without it (fork_and_prepare writes its own copies, which the merged PR brings back over yours): "
+            f"commit {spec_dir}/ and run `code3 forge push` so workers' forks start from it"]
+
+
+def _requested(s: Services, terms: PublishTerms, spec: SpecText, key: str, previous: str | None) -> Issue:
     """The Issue's first event, saved with the feature's claim on this key: one set of terms per feature, claimed
     before any side effect, so a crashed publish retried with another amount is refused instead of opening a
-    second issue and bounty. A repeat finds the Issue it made."""
+    second issue and bounty. A repeat finds the Issue it made. The one exception: a claim whose bounty the chain
+    refused (an unfunded publish) is released, and this publish takes it over with its forge issue, in one save
+    (the old Issue `Superseded`, this one `TookOver`, the feature's lookup repointed)."""
+
     def request(current: Issue | None) -> Issue | None:
         if current is not None:
             return None
         deadline = s.chain.now() + terms.deadline_seconds if terms.deadline_seconds else None
-        return Issue(issue_hash=key, repo=terms.repo, feature_id=terms.feature_id, spec_path=terms.spec_path,
-                     spec_digest=spec.digest, amount=terms.amount, asset=terms.asset, network=terms.network,
-                     labels=terms.labels, assignees=terms.assignees, effort=spec.effort, deadline=deadline)
+        issue = Issue(issue_hash=key, repo=terms.repo, feature_id=terms.feature_id, spec_path=terms.spec_path,
+                      spec_digest=spec.digest, amount=terms.amount, asset=terms.asset, network=terms.network,
+                      labels=terms.labels, assignees=terms.assignees, effort=spec.effort, deadline=deadline)
+        if previous is not None:
+            issue.take_over_once(previous)
+        return issue
 
-    issue, _claim = s.store.update_all(Change(Issue, Issue.create_id(key), request),
-                                       index_change("publish", terms.feature_id, key))
+    if previous is None:
+        claim: Change[Any] = index_change("publish", terms.feature_id, key)
+        issue = s.store.update_all(Change(Issue, Issue.create_id(key), request), claim)[0]
+    else:
+        issue = s.store.update_all(
+            Change(Issue, Issue.create_id(key), request), repointed("publish", terms.feature_id, key, previous),
+            Change.step(Issue, Issue.create_id(previous), lambda old: old.supersede_once(key)))[0]
     return present(issue, "the publish's Issue")
 
 
@@ -110,12 +167,14 @@ def _refuse_conflicting_publish(s: Services, feature_id: str, key: str) -> None:
 
 
 def metadata_of(issue: Issue, chain: str) -> IssueMetadata:
-    """The issue's code3/v1 block: the amount written as its decimal string (the contract's smallest unit)."""
+    """The issue's code3/v1 block: the amount written as its decimal string (the contract's smallest unit), and
+    `bounty.status` "unfunded" while the chain refused the bounty."""
     return IssueMetadata(
         repo=issue.repo, issue_number=issue.number, issue_hash=issue.issue_hash, feature_id=issue.feature_id,
         task_id=issue.task_id, bounty=BountyMeta(network=issue.network, chain=chain, asset=issue.asset,
                                                  amount=str(issue.amount), bounty_id=issue.bounty_id,
-                                                 deadline=issue.deadline),
+                                                 deadline=issue.deadline,
+                                                 status=UNFUNDED_LABEL if issue.unfunded else None),
         spec_refs=[issue.spec_path], labels=issue.labels, effort=issue.effort,
     )
 
@@ -172,21 +231,37 @@ def _claim_turn(issue: Issue) -> bool:
     return issue.claim_opening_once(owner=PROCESS_OWNER, now=now, until=now + OPENING_CLAIM_S, alive=alive)
 
 
-def _open_issue(s: Services, issue: Issue, spec_text: str) -> Issue:
-    """The forge issue: found by the hash in its body (a crash after creating it), else created; its number and
+def _open_issue(s: Services, issue: Issue, spec_text: str, questions: list[OpenQuestion]) -> Issue:
+    """The forge issue: found by the hash in its body (a crash after creating or editing it), else created, or, when
+    this publish took over an unfunded one, that issue edited (body, labels) under the same number; its number and
     its task-id lookup are recorded in one save."""
     if issue.number is not None:  # a resumed publish: make sure the lookup exists
         register(s, "task", present(issue.task_id, "the task id"), issue.issue_hash)
         return issue
     found = s.forge.find_issue(issue.repo, issue.issue_hash)
-    if found is None:
+    body = issue_body(spec_text, questions, metadata_of(issue, chain_name(s)))
+    reused = s.store.get(Issue, Issue.create_id(issue.reuses)) if issue.reuses is not None else None
+    if found is None and reused is not None:
+        number = present(reused.number, "the unfunded issue's number")
+        s.forge.update_issue_body(issue.repo, number, body)
+        s.forge.set_labels(issue.repo, number, issue.labels)
+        found = s.forge.get_issue(issue.repo, number)
+    elif found is None:
         title = f"[code3] {issue.feature_id}: {_title(spec_text, issue.feature_id)}"
-        body = f"{spec_text.rstrip()}\n\n{metadata_of(issue, chain_name(s)).to_block()}\n"
         found = s.forge.create_issue(issue.repo, title, body, issue.labels, issue.assignees)
     task_id = f"{issue.repo}#{found.number}"
+    lookup_change: Change[Index] = (repointed("task", task_id, issue.issue_hash, reused.issue_hash)
+                                    if reused is not None and reused.task_id == task_id
+                                    else index_change("task", task_id, issue.issue_hash))
     opened = Change.step(Issue, issue.id, lambda i: i.open_once(number=found.number, url=found.url, task_id=task_id),
                          known=issue)
-    return s.store.update_all(opened, index_change("task", task_id, issue.issue_hash))[0]
+    return s.store.update_all(opened, lookup_change)[0]
+
+
+def issue_body(spec_text: str, questions: list[OpenQuestion], meta: IssueMetadata) -> str:
+    """The spec, its open questions (if any) under their own heading, then the code3-meta block."""
+    section = issue_section(questions)
+    return f"{spec_text.rstrip()}\n\n{section + chr(10) if section else ''}{meta.to_block()}\n"
 
 
 def _refuse_other_terms(s: Services, issue: Issue, terms: PublishTerms) -> None:
@@ -213,10 +288,13 @@ def _create_bounty(s: Services, issue: Issue, terms: PublishTerms) -> Issue:
         state = s.chain.find_bounty_by_issue_hash(s.signer.address, issue.issue_hash)
     if state is None:
         repo_id = s.forge.get_repo(issue.repo).id  # the resolver pays for PRs of this repository id only
-        receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset, issue.amount,
-                                                  deadline=issue.deadline, mode=terms.mode,
-                                                  hold_seconds=terms.hold_seconds, repo_id=repo_id),
-                            f"sponsor {s.signer.name} ({s.signer.address})")
+        try:
+            receipt = raise_for(s.chain.create_bounty(s.signer, issue.repo, issue.issue_hash, issue.asset,
+                                                      issue.amount, deadline=issue.deadline, mode=terms.mode,
+                                                      hold_seconds=terms.hold_seconds, repo_id=repo_id),
+                                f"sponsor {s.signer.name} ({s.signer.address})")
+        except Code3Error as refused:
+            raise _unfunded(s, issue, refused) from None
         bounty_id = str(receipt.events[0].data["bounty_id"])
     elif not state.published_with(issue.amount, issue.asset):  # the lookup matched the sponsor; the rest must too
         raise Code3Error(Code.IDEMPOTENT_REJECTED,
@@ -229,6 +307,25 @@ def _create_bounty(s: Services, issue: Issue, terms: PublishTerms) -> Issue:
     return s.store.update_all(created, linked)[1]
 
 
+def _unfunded(s: Services, issue: Issue, refused: Code3Error) -> Code3Error:
+    """The chain refused the bounty of an opened issue (its balance spent meanwhile, a node error): the issue is
+    marked `unfunded` (event, state label, metadata) so nobody takes the announced amount for escrowed, and the
+    refusal says how to correct it. The forge marks are idempotent and follow the event, so a retry redoes them."""
+    s.store.update_all(Change.step(Issue, issue.id, lambda i: i.mark_unfunded_once(refused.message), known=issue))
+    marked = s.store.get(Issue, issue.id) or issue
+    number = present(marked.number, "the issue number")
+    current = s.forge.get_issue(marked.repo, number)
+    body = replace_block(current.body, metadata_of(marked, chain_name(s)))
+    if body != current.body:
+        s.forge.update_issue_body(marked.repo, number, body)
+    labels = sorted({label for label in current.labels if label not in STATUS_LABELS} | {UNFUNDED_LABEL})
+    if labels != sorted(current.labels):
+        s.forge.set_labels(marked.repo, number, labels)
+    return Code3Error(refused.code, f"{refused.message}; issue {marked.url} is marked {UNFUNDED_LABEL}: no bounty "
+                      "backs it", f"{refused.hint}; then publish this feature again, with the same or a smaller "
+                      "amount: the same issue is reused")
+
+
 def _write_back(s: Services, issue: Issue) -> Issue:
     """The metadata block rewritten with the issue number and bounty id, and the spec marked published: one save."""
     if issue.metadata_written:
@@ -238,7 +335,15 @@ def _write_back(s: Services, issue: Issue) -> Issue:
     body = replace_block(current.body, metadata_of(issue, chain_name(s)))
     if body != current.body:
         s.forge.update_issue_body(issue.repo, number, body)
-    written = Change.step(Issue, issue.id, lambda i: i.write_metadata_once(sha256_hex(body)), known=issue)
+    labels = funded_labels(s, issue, current.labels)
+    if labels is not None:
+        s.forge.set_labels(issue.repo, number, labels)
+
+    def write(i: Issue) -> bool:  # one rule per save of the Issue: the metadata, and the labels put back
+        done = [i.write_metadata_once(sha256_hex(body)), labels is not None and i.mirror_labels_once(labels)]
+        return any(done)
+
+    written = Change.step(Issue, issue.id, write, known=issue)
     key = issue.issue_hash
     published = Change.step(Spec, Spec.create_id(issue.feature_id), lambda spec: spec.publish_once(key),
                             if_present=True)

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from adapters.paths import PathRefused, ProjectPaths
 from adapters.redact import redact
+from domain.bounties.amounts import display, with_units
 from domain.bounties.contract import MAX_HOLD_SECONDS, Mode
 from domain.bounties.spec import count_tasks
 from domain.canonical import issue_hash, sha256_hex
 from domain.errors import Code, Code3Error
 from domain.values import Amount, FeatureId, Repo, parse_amount, parse_duration, parse_feature_id, parse_repo
+from mcp_tools.lifecycle.chain_record import chain_read
 from mcp_tools.services import Services
 
 ASSET = re.compile(r"[A-Z][A-Z0-9]{1,15}")
@@ -92,6 +94,40 @@ class SpecText:
         tasks_md = spec_file.parent / "tasks.md"
         effort = max(1, count_tasks(paths.read_text(paths.relative(tasks_md)))) if tasks_md.exists() else 1
         return cls(text=text, digest=sha256_hex(text), effort=effort)
+
+
+def check_funding(s: Services, terms: PublishTerms, key: str) -> None:
+    """What the chain would refuse, checked before the issue is opened or anything recorded: the asset must be the
+    one the contract escrows (the Move module aborts on any other) and the sponsor must hold the amount. A bounty
+    already created under `key` (a resumed publish) has spent the balance already and needs neither. The chain
+    stays the final judge: a balance spent between this read and the create leaves the issue marked unfunded."""
+    with chain_read():
+        if s.chain.find_bounty_by_issue_hash(s.signer.address, key) is not None:
+            return
+        escrowed = s.chain.config().asset
+        if terms.asset != escrowed:
+            raise Code3Error(Code.VALIDATION, f"this server's chain ({chain_name(s)}) escrows {escrowed}, not "
+                             f"{terms.asset}", f"pass asset={escrowed!r}")
+        balance = s.chain.balance(s.signer.address, terms.asset)
+    if balance < terms.amount:
+        fund = (f"top it up with `code3 account fund {s.signer.name} --amount {terms.amount - balance}` (embedded "
+                "ledger)" if s.chain.network == "local" else f"send {terms.asset} to {s.signer.address}")
+        raise Code3Error(Code.CHAIN_TX_FAILED,
+                         f"sponsor {s.signer.name} ({s.signer.address}) holds {with_units(balance, terms.asset)}, "
+                         f"less than the bounty's {with_units(terms.amount, terms.asset)}; nothing was published",
+                         f"{fund}, then retry; or publish a smaller amount (in the asset's smallest unit: "
+                         "\"1000000\" is 1 USDT)")
+
+
+def amount_warnings(s: Services, amount: int, asset: str) -> list[str]:
+    """A warning, not a refusal (seed 001's own example publishes "1"), when the amount is below the project's floor
+    (CODE3_AMOUNT_WARN_BELOW, in the asset's smallest unit): amounts count smallest units, so "1" USDT is 0.000001."""
+    floor = s.amount_warn_below
+    if floor <= 0 or amount >= floor:
+        return []
+    return [f"the bounty escrows {display(amount, asset)} ({amount} smallest unit{'' if amount == 1 else 's'}), "
+            f"below {display(floor, asset)} (CODE3_AMOUNT_WARN_BELOW): amounts are in the asset's smallest unit, "
+            f"\"1000000\" is 1 USDT; if you meant more, publish the feature again with the intended amount"]
 
 
 def chain_name(s: Services) -> str:

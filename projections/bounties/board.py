@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS board_issues (issue_hash TEXT PRIMARY KEY, task_id TE
     deadline BIGINT);
 CREATE TABLE IF NOT EXISTS board_originators (originator_id TEXT PRIMARY KEY, issue_hash TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS board_bounty_ids (originator_id TEXT PRIMARY KEY, bounty_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS board_unfunded (issue_hash TEXT PRIMARY KEY, task_id TEXT, url TEXT, amount BIGINT NOT NULL,
+    asset TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS bounty_board_issue ON bounty_board (issue_hash);
 CREATE INDEX IF NOT EXISTS bounty_board_state_amount ON bounty_board (state, amount);
 CREATE INDEX IF NOT EXISTS bounty_board_state_id ON bounty_board (state, bounty_id);
@@ -71,15 +73,17 @@ CREATE INDEX IF NOT EXISTS bounty_board_mode_newest ON bounty_board (mode, (CAST
 # state, and newest first by repository, asset or mode, at any size
 COLUMNS = ("bounty_id, repo, issue_hash, task_id, amount, asset, state, workers, winner, cooling_until, effort, "
            "sponsor, claimable, deadline, mode, pool, disputed_by, rule_by, resolver, repo_id")
-TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids", "board_prs", "board_links")
+TABLES = ("bounty_board", "board_issues", "board_originators", "board_bounty_ids", "board_prs", "board_links",
+          "board_unfunded")
 
 
 class BountyBoard:
     name = "bounty_board"
-    version = 4  # 2: the bounty's mode; a withdrawal and an exclusive task's new holder change the workers
+    version = 5  # 2: the bounty's mode; a withdrawal and an exclusive task's new holder change the workers
     # 3: the exclusive hold (holder, hold_until) and each worker's submitted PR (board_prs), so the worker compares a
     # bounty with the chain and looks its PRs up on the forge without loading the aggregate (`mirror_rows`)
     # 4: the v2 contract (pool, entrants, resolver, repository id, dispute, live/closed submissions, links)
+    # 5: unfunded issues (board_unfunded): opened on the forge, their bounty refused by the chain
     has_effects = False
     schema = SCHEMA
     tables = TABLES
@@ -95,6 +99,15 @@ class BountyBoard:
             if key:
                 _issue_info(cur, key, task_id=event.task_id)
                 cur.execute("UPDATE bounty_board SET task_id = ? WHERE issue_hash = ?", (event.task_id, key))
+        elif isinstance(event, Issue.Unfunded):
+            key = _issue_hash_of(cur, event.originator_id)
+            if key:
+                cur.execute("INSERT INTO board_unfunded (issue_hash, task_id, url, amount, asset, reason) "
+                            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (issue_hash) DO NOTHING",
+                            (key, event.task_id, event.url, event.amount, event.asset, event.reason))
+        elif isinstance(event, Issue.Superseded | Issue.BountyLinked):  # taken over, or funded after all
+            cur.execute("DELETE FROM board_unfunded WHERE issue_hash = (SELECT issue_hash FROM board_originators "
+                        "WHERE originator_id = ?)", (str(event.originator_id),))
         elif isinstance(event, Bounty.Created):
             cur.execute("SELECT task_id, effort, deadline FROM board_issues WHERE issue_hash = ?",
                         (event.issue_hash,))
@@ -358,6 +371,16 @@ def _filters(states: tuple[str, ...], repo: str | None, asset: str | None, min_a
         where.append("amount >= ?")
         params.append(min_amount)
     return where, params
+
+
+def unfunded(views: SqlDb) -> list[dict[str, Any]]:
+    """Issues opened on the forge whose bounty the chain refused and no corrected publish took over: they announce
+    an amount nothing escrows (their state label is `unfunded`)."""
+    ready(views, BountyBoard)
+    found = views.query("SELECT issue_hash, task_id, url, amount, asset, reason FROM board_unfunded "
+                        "ORDER BY task_id, issue_hash")
+    return [{"issue_hash": h, "task_id": t, "url": u, "amount": int(a), "asset": asset,
+             "amount_display": display(a, asset), "reason": r} for h, t, u, a, asset, r in found]
 
 
 def open_bounties(views: SqlDb) -> list[dict[str, Any]]:

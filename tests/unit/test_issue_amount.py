@@ -32,7 +32,7 @@ def test_a_snapshot_taken_while_the_amount_was_digits_loads_as_an_integer() -> N
 
 def test_a_new_snapshot_keeps_the_integer_and_its_version() -> None:
     snapshot = Aggregate.Snapshot.take(_issue())
-    assert snapshot.state["amount"] == 1000 and snapshot.state["class_version"] == 2
+    assert snapshot.state["amount"] == 1000 and snapshot.state["class_version"] == 3
     assert snapshot.mutate(None).amount == 1000
 
 
