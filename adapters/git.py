@@ -24,13 +24,25 @@ def git(*args: str, cwd: Path | None = None) -> str:
     return proc.stdout.strip()
 
 
-def commit_all(workdir: Path, message: str) -> str | None:
-    """Commit every change in the working copy; None when there was nothing to commit."""
+def commit_all(workdir: Path, message: str, author: tuple[str, str] | None = None) -> str | None:
+    """Commit every change in the working copy; None when there was nothing to commit. `author`: (name, email)
+    of the person the commit is theirs (as author and committer), instead of Code3's own placeholder."""
     git("add", "-A", cwd=workdir)
     if not git("status", "--porcelain", cwd=workdir):
         return None
-    git("commit", "-q", "-m", message, cwd=workdir)
+    who = ["-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}"] if author else []
+    git(*who, "commit", "-q", "-m", message, cwd=workdir)  # the later -c wins over AUTHOR's
     return git("rev-parse", "HEAD", cwd=workdir)
+
+
+def configured_author(cwd: Path) -> tuple[str, str] | None:
+    """The user's own git identity (user.name and user.email from their git configuration, read without Code3's
+    placeholder), or None when either is unset."""
+    found = []
+    for key in ("user.name", "user.email"):
+        proc = subprocess.run(["git", "config", "--get", key], cwd=cwd, capture_output=True, text=True, check=False)
+        found.append(proc.stdout.strip() if proc.returncode == 0 else "")
+    return (found[0], found[1]) if all(found) else None
 
 
 def read_ref(git_dir: Path, ref: str) -> str | None:
@@ -63,16 +75,16 @@ def current_branch(workdir: Path) -> str | None:
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
 
 
-def init_bare(bare: Path, readme: str) -> None:
-    """A bare repository whose `main` holds one commit with a README (what a forge creates)."""
+def init_bare(bare: Path, readme: str, branch: str = "main") -> None:
+    """A bare repository whose `branch` holds one commit with a README (what a forge creates)."""
     private_dir(bare.parent)
-    git("init", "-q", "--bare", "-b", "main", str(bare))
+    git("init", "-q", "--bare", "-b", branch, str(bare))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "w"
         git("clone", "-q", str(bare), str(work))
         (work / "README.md").write_text(readme)
         commit_all(work, "Initial commit")
-        git("push", "-q", "origin", "HEAD:main", cwd=work)
+        git("push", "-q", "origin", f"HEAD:refs/heads/{branch}", cwd=work)
 
 
 def merge_branch(base: Path, base_ref: str, head: Path, head_ref: str, message: str) -> tuple[str, str]:

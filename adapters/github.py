@@ -278,6 +278,11 @@ class GitHubForge:
         owner, name = self._split(repo)
         self._call(f"edit issue {repo}#{number}", lambda: self.gh.rest.issues.update(owner, name, number, body=body))
 
+    def close_issue(self, repo: str, number: int) -> None:
+        owner, name = self._split(repo)
+        self._call(f"close issue {repo}#{number}",
+                   lambda: self.gh.rest.issues.update(owner, name, number, state="closed"))
+
     def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
         owner, name = self._split(repo)
         wanted = sorted(set(labels))
@@ -362,6 +367,9 @@ class GitHubForge:
 
     def push(self, workdir: Path, branch: str) -> str:
         return self._call(f"push {branch}", lambda: self._git.push(workdir, branch))
+
+    def fetch_branch(self, workdir: Path, repo: str, branch: str) -> str:
+        return self._call(f"fetch {repo}'s {branch}", lambda: self._git.fetch(workdir, check_repo(repo), branch))
 
     # --- pull requests ----------------------------------------------------------------------
 

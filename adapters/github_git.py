@@ -71,6 +71,12 @@ class GitHubGit:
         self.run("push", "-q", "--force-with-lease", "origin", f"HEAD:refs/heads/{branch}", cwd=workdir)
         return self.run("rev-parse", "HEAD", cwd=workdir)
 
+    def fetch(self, workdir: Path, repo: str, branch: str) -> str:
+        """`repo`'s `branch` into the working copy as refs/remotes/upstream/<branch>; its commit."""
+        ref = f"refs/remotes/upstream/{branch}"
+        self.run("fetch", "-q", self.remote_url(repo), f"+refs/heads/{branch}:{ref}", cwd=workdir)
+        return self.run("rev-parse", ref, cwd=workdir)
+
     def run(self, *args: str, cwd: Path | None = None) -> str:
         proc = subprocess.run(["git", *AUTHOR, *args], cwd=cwd, env={**os.environ, **self._auth_env},
                               capture_output=True, text=True, check=False, umask=GIT_UMASK)

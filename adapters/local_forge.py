@@ -12,6 +12,7 @@ import hmac
 import json
 import re
 import shutil
+import subprocess
 import urllib.error
 import urllib.request
 import uuid
@@ -23,7 +24,7 @@ from adapters.private_files import private_dir, read_private, write_private
 from adapters.sql import Cursor, SqlDb
 from adapters.webhook_payloads import pull_request_event
 from domain.errors import Code, Code3Error
-from domain.values import parse_comment_url, parse_forge_url, parse_repo
+from domain.values import parse_branch, parse_comment_url, parse_forge_url, parse_repo
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS repos (full_name TEXT PRIMARY KEY, parent TEXT, default_branch TEXT NOT NULL);
@@ -115,16 +116,51 @@ class LocalForge:
 
     # --- repositories -----------------------------------------------------------------------
 
-    def create_repo(self, repo: str, readme: str = "") -> str:
-        """A new repository with one commit on `main` (idempotent: an existing one is kept)."""
-        with self.db.statement() as db:
-            if db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone():
-                return self.repo_url(repo)
-        init_bare(self._git_dir(repo), readme or f"# {repo}\n")
+    def create_repo(self, repo: str, readme: str = "", branch: str = "main") -> str:
+        """A new repository with one commit on `branch`, its default (idempotent: an existing one is kept)."""
+        if self.has_repo(repo):
+            return self.repo_url(repo)
+        target = self._git_dir(repo)
+        if target.exists():
+            shutil.rmtree(target)  # a creation interrupted before it was registered
+        init_bare(target, readme or f"# {repo}\n", parse_branch(branch))
+        self._register(repo, branch)
+        return self.repo_url(repo)
+
+    def import_repo(self, repo: str, source: Path, branch: str) -> str:
+        """A new repository whose default branch `branch` is the history of `source`'s branch of that name
+        (a git work tree: what `code3 init` pushes); an existing one is kept (adapters.forge_sync pushes to it)."""
+        branch = parse_branch(branch)
+        if self.has_repo(repo):
+            return self.repo_url(repo)
+        target = self._git_dir(repo)
+        if target.exists():
+            shutil.rmtree(target)  # an import interrupted before it was registered
+        private_dir(target.parent)
+        git("init", "-q", "--bare", "-b", branch, str(target))
+        git("push", "-q", str(target), f"refs/heads/{branch}:refs/heads/{branch}", cwd=source)
+        self._register(repo, branch)
+        return self.repo_url(repo)
+
+    def _register(self, repo: str, branch: str) -> None:
         with self.db.transaction() as db:
             db.execute("INSERT OR IGNORE INTO repos (full_name, parent, default_branch, repo_id) VALUES (?, NULL, "
-                       "'main', (SELECT COALESCE(MAX(repo_id), 0) + 1 FROM repos))", (repo,))
-        return self.repo_url(repo)
+                       "?, (SELECT COALESCE(MAX(repo_id), 0) + 1 FROM repos))", (check_repo(repo), branch))
+
+    def has_repo(self, repo: str) -> bool:
+        with self.db.statement() as db:
+            return db.execute("SELECT 1 FROM repos WHERE full_name = ?", (check_repo(repo),)).fetchone() is not None
+
+    def repo_path(self, repo: str) -> Path:
+        """The bare git repository of an existing repository (what `code3 forge push|pull` sync with)."""
+        with self.db.statement() as db:
+            self._require_repo(db, repo)
+        return self._git_dir(repo)
+
+    def forks_of(self, repo: str) -> list[str]:
+        with self.db.statement() as db:
+            return [r[0] for r in db.execute("SELECT full_name FROM repos WHERE parent = ? ORDER BY full_name",
+                                             (check_repo(repo),)).fetchall()]
 
     def fork(self, repo: str) -> str:
         """Fork into the actor's namespace (an existing fork is reused, as GitHub does)."""
@@ -152,8 +188,22 @@ class LocalForge:
         git("push", "-q", "--force-with-lease", "origin", f"HEAD:refs/heads/{branch}", cwd=workdir)
         return git("rev-parse", "HEAD", cwd=workdir)
 
+    def fetch_branch(self, workdir: Path, repo: str, branch: str) -> str:
+        with self.db.statement() as db:
+            self._require_repo(db, repo)
+        ref = f"refs/remotes/upstream/{branch}"  # the caller checked the name (domain.values.parse_branch)
+        git("fetch", "-q", str(self._git_dir(repo)), f"+refs/heads/{branch}:{ref}", cwd=workdir)
+        return git("rev-parse", ref, cwd=workdir)
+
     def branch_sha(self, repo: str, branch: str) -> str | None:
         return read_ref(self._git_dir(repo), f"refs/heads/{branch}")
+
+    def read_file(self, repo: str, branch: str, path: str) -> bytes | None:
+        """The file at `path` in `branch` of `repo` (what a fork of it starts with), None when it holds none."""
+        ref = f"refs/heads/{parse_branch(branch)}:{path}"  # git reads the repository: no file of it opened here
+        found = subprocess.run(["git", f"--git-dir={self._git_dir(repo)}", "cat-file", "blob", ref],
+                               capture_output=True, check=False)
+        return found.stdout if found.returncode == 0 else None
 
     # --- issues, labels, comments -----------------------------------------------------------
 
@@ -232,6 +282,11 @@ class LocalForge:
             db.execute("UPDATE issues SET body = ? WHERE repo = ? AND number = ?", (body, repo, number))
             db.execute("DELETE FROM issue_markers WHERE repo = ? AND number = ?", (repo, number))
             _index_markers(db, repo, number, body)
+
+    def close_issue(self, repo: str, number: int) -> None:
+        self.get_issue(repo, number)
+        with self.db.statement() as db:
+            db.execute("UPDATE issues SET state = 'closed' WHERE repo = ? AND number = ? AND is_pr = 0", (repo, number))
 
     def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
         self.get_issue(repo, number)

@@ -5,19 +5,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from adapters.files import locked
-from adapters.git import commit_all, current_branch, git
+from adapters.git import commit_all, configured_author, current_branch, git
 from adapters.local_forge import check_repo, parse_url
 from adapters.private_files import private_dir
 from domain.bounties import contract
+from domain.bounties.amounts import display
 from domain.bounties.contract import STATUS_LABELS, Status
-from domain.bounties.issue import Issue
 from domain.bounties.metadata import strip_block
 from domain.bounties.spec import branch_name
 from domain.errors import Code, Code3Error, present
@@ -33,37 +33,25 @@ from mcp_tools.lifecycle.answers import (
     SubmitAnswer,
     WithdrawAnswer,
 )
-from mcp_tools.lifecycle.chain_record import chain_read, lookup, raise_for, record, refuse_doomed, require_bounty
+from mcp_tools.lifecycle.bounty_view import TITLE_CAP, cap, issue_for_bounty, issue_for_task, next_fork
+from mcp_tools.lifecycle.chain_record import chain_read, raise_for, record, refuse_doomed, require_bounty
 from mcp_tools.lifecycle.specs import check_feature_id
 from mcp_tools.services import Services
 from projections.bounties import board
 from projections.bounties.board import BountyBoard
 from projections.runner import follow
 
-TASK_ID = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<n>[1-9][0-9]*)$")
 SHA = re.compile(r"^[0-9a-f]{7,64}$")
 BEST_PAGE = 50  # accept_best_task's candidates read from the board at a time
 BEST_ATTEMPTS = 16  # accept_best_task's acceptances tried at most: each lost race moves on to the next task
 
 
-def _issue_for_task(s: Services, task_id: str) -> Issue:
-    if not isinstance(task_id, str) or not TASK_ID.fullmatch(task_id):
-        raise Code3Error(Code.VALIDATION, f"invalid task_id {task_id!r}", "use the form owner/repo#123")
-    key = lookup(s, "task", task_id)
-    issue = s.store.get(Issue, Issue.create_id(key)) if key else None
-    if issue is None:
-        raise Code3Error(Code.NOT_FOUND, f"no published bounty for task {task_id}",
-                         "check the task id, or let server_mcp.accept_best_task choose one")
-    if issue.bounty_id is None:
-        raise Code3Error(Code.PRECONDITION, f"the publish of {task_id} has not finished",
-                         "the sponsor re-runs spec_mcp.publish_issue_with_metadata to complete it")
-    return issue
-
-
 @tool("server_mcp.accept_task", profiles=("server",))
 def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/repo#123")]) -> AcceptAnswer:
-    """Accept a task: accept_bounty on chain and mark the issue in-progress."""
-    issue = _issue_for_task(s, task_id)
+    """Accept a task: accept_bounty on chain and mark the issue in-progress.
+
+    The answer says what the next step needs (repository, issue, feature id, amount, deadline) and names that step."""
+    issue = issue_for_task(s, task_id)
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
     me, now = s.signer.address, _chain_now(s)
@@ -77,9 +65,15 @@ def accept_task(s: Services, task_id: Annotated[str, Field(description="owner/re
         refuse_doomed(s, bounty_id, lambda state, now: contract.accept(state, me, now, entered), f"bounty {bounty_id}")
         raise_for(s.chain.accept_bounty(s.signer, bounty_id), f"bounty {bounty_id} is "
                   f"{Status(bounty.status).name.lower()}")
-    _, labels = record(s, bounty_id, bounty, issue=issue)
+    bounty, labels = record(s, bounty_id, bounty, issue=issue)
+    number = present(issue.number, "the issue's number")
+    title, _ = cap(s.forge.get_issue(issue.repo, number).title, TITLE_CAP)
     # the issue's state label, as seed 001 answers (["in-progress"]); its other labels stay on the forge
-    return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS]}
+    return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS],
+            "repo": issue.repo, "issue_url": present(issue.url, "the issue's URL"), "issue_number": number,
+            "feature_id": issue.feature_id, "title": title, "amount": str(bounty.amount), "asset": bounty.asset,
+            "amount_display": display(bounty.amount, bounty.asset), "deadline": bounty.deadline,
+            "next": next_fork(bounty_id)}
 
 
 @tool("server_mcp.accept_best_task", profiles=("server",), idempotent=False)
@@ -153,7 +147,7 @@ def _held_by_other(bounty: Any, worker: str, now: int) -> bool:
 @tool("server_mcp.withdraw_task", profiles=("server",))
 def withdraw_task(s: Services, task_id: Annotated[str, Field(description="owner/repo#123")]) -> WithdrawAnswer:
     """Give an accepted task back before submitting a PR: releases an exclusive hold, or leaves a contest."""
-    issue = _issue_for_task(s, task_id)
+    issue = issue_for_task(s, task_id)
     bounty_id = present(issue.bounty_id, "the task's bounty id")
     bounty = require_bounty(s, bounty_id)
     if s.signer.address in bounty.workers:
@@ -165,17 +159,62 @@ def withdraw_task(s: Services, task_id: Annotated[str, Field(description="owner/
     return {"success": True, "bounty_id": bounty_id, "labels": [x for x in labels if x in STATUS_LABELS]}
 
 
+@dataclass(frozen=True)
+class Target:
+    """What fork_and_prepare works on: the upstream repository, the feature (its branch), the issue (its spec)."""
+
+    repo: str
+    feature_id: str
+    number: Any
+
+
 @tool("server_mcp.fork_and_prepare", profiles=("server",))
-def fork_and_prepare(s: Services, repo: Annotated[str, Field(description="owner/repo")],
-                     issue_json: Annotated[dict[str, Any], Field(description="the issue's code3/v1 metadata")]
-                     ) -> ForkAnswer:
-    """Fork, clone, create branch feat/NNN-slug, generate missing spec artifacts, push the branch."""
-    check_repo(repo)
-    feature_id = check_feature_id(str(issue_json.get("feature_id") or ""))
-    fork = s.forge.fork(repo)
+def fork_and_prepare(
+    s: Services,
+    repo: Annotated[str | None, Field(description="owner/repo (with issue_json; taken from the bounty otherwise)")]
+    = None,
+    issue_json: Annotated[dict[str, Any] | None, Field(description="the issue's code3/v1 metadata (at least "
+                                                                   "feature_id and issue_number)")] = None,
+    bounty_id: Annotated[str | None, Field(description="the bounty accept_task answered (instead of issue_json)")]
+    = None,
+    task_id: Annotated[str | None, Field(description="owner/repo#123 (instead of issue_json)")] = None,
+) -> ForkAnswer:
+    """Fork, clone, create branch feat/NNN-slug from upstream's default branch, generate missing spec artifacts,
+    push the branch. Pass one of bounty_id, task_id, or repo with issue_json."""
+    target = _target(s, repo, issue_json, bounty_id, task_id)
+    fork = s.forge.fork(target.repo)
     workdir = s.workspace / fork.replace("/", "__")
     with working_copy(workdir):
-        return _prepare(s, repo, fork, workdir, feature_id, issue_json.get("issue_number"))
+        return _prepare(s, target, fork, workdir)
+
+
+def _target(s: Services, repo: str | None, issue_json: dict[str, Any] | None, bounty_id: str | None,
+            task_id: str | None) -> Target:
+    """The one way the caller named the work: the bounty's recorded issue (bounty_id, task_id), or the seed's
+    issue_json with repo."""
+    given = [name for name, value in (("issue_json", issue_json), ("bounty_id", bounty_id), ("task_id", task_id))
+             if value is not None]
+    if len(given) != 1:
+        raise Code3Error(Code.VALIDATION, f"pass exactly one of issue_json, bounty_id and task_id (got "
+                         f"{', '.join(given) or 'none'})", "pass bounty_id as server_mcp.accept_task answered it, "
+                         "or task_id as owner/repo#123")
+    if issue_json is not None:
+        if repo is None:
+            raise Code3Error(Code.VALIDATION, "issue_json needs repo", "pass repo (owner/repo), or pass bounty_id "
+                             "instead of both")
+        if not issue_json.get("feature_id"):
+            raise Code3Error(Code.VALIDATION, "issue_json has no feature_id",
+                             "pass bounty_id (server_mcp.accept_task answers it) or task_id instead, or the issue's "
+                             "code3/v1 metadata (server_mcp.show_bounty shows it)")
+        return Target(check_repo(repo), check_feature_id(str(issue_json["feature_id"])),
+                      issue_json.get("issue_number"))
+    if task_id is not None:
+        bounty_id = present(issue_for_task(s, task_id).bounty_id, "the task's bounty id")
+    issue, _ = issue_for_bounty(s, present(bounty_id, "bounty_id"))
+    if repo is not None and check_repo(repo).lower() != issue.repo.lower():
+        raise Code3Error(Code.VALIDATION, f"bounty {issue.bounty_id} is for {issue.repo}, not {repo}",
+                         "omit repo: the bounty names its repository")
+    return Target(issue.repo, issue.feature_id, issue.number)
 
 
 @contextmanager
@@ -188,20 +227,31 @@ def working_copy(workdir: Path) -> Iterator[Path]:
         yield workdir
 
 
-def _prepare(s: Services, repo: str, fork: str, workdir: Path, feature_id: str, number: Any) -> ForkAnswer:
+def _prepare(s: Services, target: Target, fork: str, workdir: Path) -> ForkAnswer:
     from mcp_tools.lifecycle import specs  # the generators run against the working copy
 
+    repo, feature_id = target.repo, target.feature_id
+    base = parse_branch(s.forge.get_repo(repo).default_branch)  # the forge's, never assumed to be main
     if not (workdir / ".git").exists():
         s.forge.clone(fork, workdir)
+    _set_up_working_copy(s, workdir)
+    start = s.forge.fetch_branch(workdir, repo, base)  # upstream now, not whatever the working copy holds
     branch = branch_name(feature_id)
-    remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)
-    git("checkout", "-q", "-B", branch, f"origin/{branch}" if remote_branches else "HEAD", cwd=workdir)
+    if current_branch(workdir) != branch:
+        dirty = git("status", "--porcelain", cwd=workdir)
+        if dirty:
+            raise Code3Error(Code.PRECONDITION, f"the working copy {workdir} has uncommitted changes on "
+                             f"{current_branch(workdir)}", "open their PR first (server_mcp.open_pr commits and "
+                             "pushes them), or discard them, then call again")
+        remote_branches = git("branch", "-r", "--list", f"origin/{branch}", cwd=workdir)
+        # an existing branch of the fork goes on (a repeat keeps the work); a new one starts at upstream's default
+        git("checkout", "-q", "-B", branch, f"origin/{branch}" if remote_branches else start, cwd=workdir)
 
     local = replace(s, project=workdir)
     spec_dir = local.specs_dir / feature_id
     generated = []
     if not (spec_dir / "spec.md").exists():
-        spec_text = _spec_from_issue(s, repo, number, feature_id)
+        spec_text = _spec_from_issue(s, repo, target.number, feature_id)
         spec_dir.mkdir(parents=True, exist_ok=True)
         (spec_dir / "spec.md").write_text(spec_text, encoding="utf-8")
         generated.append("spec.md")
@@ -211,10 +261,33 @@ def _prepare(s: Services, repo: str, fork: str, workdir: Path, feature_id: str, 
     if not (spec_dir / "tasks.md").exists():
         specs.tasks(local, feature_id)
         generated.append("tasks.md")
-    commit_all(workdir, f"chore(specs): prepare {feature_id}")
+    commit_all(workdir, f"chore(specs): prepare {feature_id}", author_of(s, workdir))
     sha = s.forge.push(workdir, branch)
     return {"success": True, "fork_repo_url": s.forge.repo_url(fork), "branch": branch, "prepared": True,
             "workdir": str(workdir), "head_sha": sha, "generated": generated}
+
+
+# What running or building the code leaves behind: open_pr commits everything pending (`git add -A`), so these stay
+# out of the worker's PRs through the working copy's own .git/info/exclude (no tracked .gitignore is changed).
+BUILD_DROPPINGS = ("__pycache__/", "*.py[cod]", "node_modules/", ".DS_Store")
+
+
+def _set_up_working_copy(s: Services, workdir: Path) -> None:
+    """Make the working copy ready for a worker committing by hand too: without a git identity of the user's own,
+    the identity `author_of` gives is set in its local config (else `git commit` stops at "Author identity
+    unknown"); build droppings are excluded. Both idempotent, so a repeat of fork_and_prepare changes nothing."""
+    if configured_author(workdir) is None:
+        name, email = author_of(s, workdir)
+        git("config", "user.name", name, cwd=workdir)
+        git("config", "user.email", email, cwd=workdir)
+    exclude = workdir / git("rev-parse", "--git-path", "info/exclude", cwd=workdir)
+    had = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+    missing = [p for p in BUILD_DROPPINGS if p not in had.splitlines()]
+    if missing:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        lead = "" if not had or had.endswith("\n") else "\n"
+        exclude.write_text(f"{had}{lead}# build droppings, kept out of PRs (code3 fork_and_prepare)\n"
+                           + "".join(f"{p}\n" for p in missing), encoding="utf-8")
 
 
 def _spec_from_issue(s: Services, repo: str, number: Any, feature_id: str) -> str:
@@ -225,12 +298,18 @@ def _spec_from_issue(s: Services, repo: str, number: Any, feature_id: str) -> st
     return strip_block(body)
 
 
+def author_of(s: Services, workdir: Path) -> tuple[str, str]:
+    """Whose commits the worker's are: the user's own git identity when configured, else the worker identity's
+    name with a no-reply address on its forge login (never Code3's placeholder)."""
+    return configured_author(workdir) or (s.signer.name, f"{s.forge.actor}@users.noreply.code3.invalid")
+
+
 @tool("server_mcp.open_pr", profiles=("server",))
 def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the upstream)")],
             branch: Annotated[str, Field(description="branch of your fork, e.g. feat/003-web-ai-agent")],
             title: str, body: str) -> OpenPrAnswer:
-    """Open a pull request from your fork's branch (pending workspace changes are committed and pushed)."""
-    """Open (or reuse) the PR from the acting user's fork branch; pending work in the workspace is pushed."""
+    """Open a pull request from your fork's branch into upstream's default branch (pending workspace changes are
+    committed and pushed)."""
     check_repo(repo)
     parse_branch(branch)  # git's ref rules: a branch name is never a path
     if not title.strip():
@@ -239,7 +318,7 @@ def open_pr(s: Services, repo: Annotated[str, Field(description="owner/repo (the
     workdir = s.workspace / fork.replace("/", "__")
     with working_copy(workdir):
         if (workdir / ".git").exists() and current_branch(workdir) == branch:
-            commit_all(workdir, title)
+            commit_all(workdir, title, author_of(s, workdir))
             s.forge.push(workdir, branch)
     base = s.forge.get_repo(repo).default_branch  # a bounty pays only for a PR into the default branch
     pr = s.forge.open_pr(repo, f"{s.forge.actor}:{branch}", base, title, body)

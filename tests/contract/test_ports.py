@@ -98,6 +98,20 @@ def test_forge_finds_an_issue_by_the_marker_in_its_body_and_edits_it(forge: Any)
     assert forge.get_issue("alice/app", created.number).labels == ["code3", "cooling"]
 
 
+@covers(Forge, "close_issue")
+def test_forge_closes_an_issue_once_and_still_finds_it(forge: Any) -> None:
+    created = forge.create_issue("alice/app", "title", "body marker-789", ["code3", "paid"], [])
+    assert created.state == "open"
+    forge.close_issue("alice/app", created.number)
+    forge.close_issue("alice/app", created.number)  # a second close changes nothing
+    closed = forge.get_issue("alice/app", created.number)
+    assert closed.state == "closed" and closed.labels == ["code3", "paid"] and closed.body == "body marker-789"
+    assert forge.find_issue("alice/app", "marker-789").number == created.number, "a closed issue is still found"
+    with pytest.raises(Code3Error) as missing:
+        forge.close_issue("alice/app", 999)
+    assert missing.value.code is Code.NOT_FOUND
+
+
 @covers(Forge, "create_comment", "list_comments", "edit_comment")
 def test_forge_comments_can_be_listed_and_edited(forge: Any) -> None:
     issue = forge.create_issue("alice/app", "t", "b", [], [])
@@ -292,3 +306,33 @@ def test_forge_finds_a_pr_by_number_and_url_and_nothing_where_there_is_none(forg
     assert forge.get_pr(pr.url.replace(f"/pull/{pr.number}", "/pull/999")) is None
     forge.create_comment("alice/app", pr.number, "a PR's conversation takes comments")
     assert [c.body for c in forge.list_comments("alice/app", pr.number)] == ["a PR's conversation takes comments"]
+
+
+@covers(Forge, "fork", "clone", "push", "fetch_branch")
+def test_forge_fetches_upstream_s_branch_into_a_fork_s_working_copy(forge: Any, tmp_path: Path) -> None:
+    """A fork cloned before upstream moved on still starts a new branch from upstream's latest commit."""
+    from adapters.git import commit_all, git
+
+    if isinstance(forge, MemoryForge):
+        pytest.skip("the in-memory forge keeps no git repositories (handler unit tests need none)")
+    bob = acting_as(forge, "bob")
+    try:
+        fork = bob.fork("alice/app")
+        assert fork != "alice/app"
+        work = tmp_path / "bob"
+        bob.clone(fork, work)
+        forked_at = git("rev-parse", "HEAD", cwd=work)
+        upstream = tmp_path / "alice"
+        forge.clone("alice/app", upstream)
+        (upstream / "later.txt").write_text("after the fork")
+        later = commit_all(upstream, "later")
+        forge.push(upstream, "main")
+        assert later and later != forked_at
+        assert bob.fetch_branch(work, "alice/app", "main") == later
+        assert git("rev-parse", "refs/remotes/upstream/main", cwd=work) == later
+        assert git("rev-parse", "HEAD", cwd=work) == forked_at, "fetching changes no branch of the working copy"
+        with pytest.raises(Code3Error) as missing:
+            bob.fetch_branch(work, "alice/nothing-here", "main")
+        assert missing.value.code is Code.NOT_FOUND
+    finally:
+        getattr(bob, "close", lambda: None)()

@@ -45,7 +45,7 @@ SPEC_TOOLS = {"spec_mcp.specify", "spec_mcp.plan", "spec_mcp.tasks"}
 PUBLISH = "spec_mcp.publish_issue_with_metadata"
 SERVER_TOOLS = {"server_mcp.accept_task", "server_mcp.accept_best_task", "server_mcp.fork_and_prepare",
                 "server_mcp.open_pr", "server_mcp.comment_issue", "server_mcp.submit_pr", "server_mcp.claim_payout",
-                "server_mcp.withdraw_task"}
+                "server_mcp.withdraw_task", "server_mcp.show_bounty"}
 
 
 @dataclass

@@ -77,6 +77,9 @@ class MemoryForge:
     def update_issue_body(self, repo: str, number: int, body: str) -> None:
         self.state.issues[(repo, number)] = replace(self.get_issue(repo, number), body=body)
 
+    def close_issue(self, repo: str, number: int) -> None:
+        self.state.issues[(repo, number)] = replace(self.get_issue(repo, number), state="closed")
+
     def set_labels(self, repo: str, number: int, labels: list[str]) -> list[str]:
         self.state.issues[(repo, number)] = replace(self.get_issue(repo, number), labels=sorted(labels))
         return sorted(labels)
@@ -111,6 +114,9 @@ class MemoryForge:
         raise NotImplementedError("the in-memory forge keeps no git repositories")
 
     def push(self, workdir: Path, branch: str) -> str:
+        raise NotImplementedError("the in-memory forge keeps no git repositories")
+
+    def fetch_branch(self, workdir: Path, repo: str, branch: str) -> str:
         raise NotImplementedError("the in-memory forge keeps no git repositories")
 
     def open_pr(self, repo: str, head: str, base: str, title: str, body: str) -> PullRequest:
