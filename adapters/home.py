@@ -40,3 +40,28 @@ def project_key(project: Path) -> str:
 def project_secrets_dir(project: Path, home: Path | None = None) -> Path:
     """`CODE3_HOME/projects/<key>/`: the serve token, the webhook secret and the annotations' key."""
     return (home or code3_home()) / "projects" / project_key(project)
+
+
+def enclosing_work_tree(path: Path) -> Path | None:
+    """The git work tree `path` lies in (the nearest ancestor holding a `.git`), None when it lies in none."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
+def check_home_outside_work_trees(home: Path, keystore: Path | None = None) -> None:
+    """Refuse a CODE3_HOME (or CODE3_KEYSTORE) inside a git work tree: keys there could be committed, and a
+    repository's committed `.mcp.json` could point a server's keys into the repository itself."""
+    from domain.errors import Code, Code3Error
+
+    for name, where in (("CODE3_HOME", home), ("CODE3_KEYSTORE", keystore)):
+        if where is None:
+            continue
+        tree = enclosing_work_tree(Path(os.path.abspath(where)))
+        if tree is not None:
+            raise Code3Error(Code.PRECONDITION, f"{name} {where} is inside the git work tree {tree}: keys that hold "
+                             "funds are never kept in a repository",
+                             f"set {name} to a directory outside any git work tree (unset, CODE3_HOME is "
+                             "~/.config/code3), then run the command again; if keys are already there, move them "
+                             "out first")

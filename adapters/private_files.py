@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from domain.errors import Code, Code3Error
@@ -181,9 +181,10 @@ def _walk(root: Path) -> Iterator[Path]:
         dirs[:] = [d for d in dirs if not (Path(current) / d / ".git").exists()]
 
 
-def loose_modes(*roots: Path, limit: int = 20) -> list[tuple[Path, int]]:
+def loose_modes(*roots: Path, limit: int = 20,
+                allowed: Callable[[Path, os.stat_result], bool] | None = None) -> list[tuple[Path, int]]:
     """(path, mode) of files and directories under `roots` that group or others may access, at most `limit`
-    (symbolic links and the contents of git working copies are not looked at)."""
+    (symbolic links, the contents of git working copies and what `allowed` accepts are not reported)."""
     found: list[tuple[Path, int]] = []
     for root in roots:
         if not root.exists():
@@ -193,7 +194,7 @@ def loose_modes(*roots: Path, limit: int = 20) -> list[tuple[Path, int]]:
                 st = path.lstat()
             except FileNotFoundError:
                 continue
-            if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+            if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077 and not (allowed and allowed(path, st)):
                 found.append((path, stat.S_IMODE(st.st_mode)))
                 if len(found) >= limit:
                     return found

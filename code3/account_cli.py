@@ -14,14 +14,15 @@ from code3.settings import Settings
 
 def add_account_parsers(sub: Any, common: Common) -> None:
     p = common(sub.add_parser("account", help="manage the keystore (the identities this server acts as)"))
-    p.add_argument("action", choices=["new", "list", "fund", "export", "import", "migrate", "link"])
+    p.add_argument("action", choices=["new", "list", "fund", "balance", "export", "import", "migrate", "link"])
     p.add_argument("target", nargs="?", default=None, metavar="NAME|FILE",
-                   help="the account's name (new, fund, export; fund also takes an address) or the exported "
+                   help="the account's name (new, fund, balance, export; fund and balance also take an address; "
+                        "balance defaults to --identity) or the exported "
                         "file (import); migrate moves an older Code3's keys and secrets from <project>/.code3/ "
                         "to CODE3_HOME")
     p.add_argument("--amount", default=None, help="with fund: amount in the asset's smallest unit, digits at most "
                                                   "2^64-1 (USDT has 6 decimals: 5000000 is 5 USDT)")
-    p.add_argument("--asset", default=None, help="with fund: asset symbol (default: CODE3_ASSET)")
+    p.add_argument("--asset", default=None, help="with fund, balance: asset symbol (default: CODE3_ASSET)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="with export: the file to write (never replaced); the passphrase comes from "
                         "CODE3_PASSPHRASE or a prompt, never from an argument")
@@ -39,9 +40,12 @@ def add_account_parsers(sub: Any, common: Common) -> None:
     p.add_argument("--seconds", type=int, default=0)
     p.set_defaults(func=cmd_ledger)
 
-    p = common(sub.add_parser("forge", help="the embedded forge: create a repository, merge a PR"))
-    p.add_argument("action", choices=["create-repo", "merge"])
-    p.add_argument("target", help="owner/repo for create-repo, the PR URL for merge")
+    p = common(sub.add_parser("forge", help="the embedded forge: create a repository, merge a PR, push your "
+                                            "code to it or pull merged work back (code3/forge_cli.py)"))
+    p.add_argument("action", choices=["create-repo", "merge", "push", "pull"])
+    p.add_argument("target", nargs="?", default=None,
+                   help="owner/repo for create-repo, the PR URL for merge; for push and pull the repository "
+                        "(default: the one code3 init set up)")
     p.set_defaults(func=cmd_forge)
 
 
@@ -91,6 +95,8 @@ def cmd_account(args: argparse.Namespace) -> int:
         balance = ledger(settings).mint(address, asset, amount)
         print(json.dumps({"name": funded, "address": address, "asset": asset, "balance": balance,
                           "balance_display": display(balance, asset)}))
+    elif args.action == "balance":
+        print(json.dumps(_balance(settings, keystore, args.target or settings.identity, args.asset or settings.asset)))
     elif args.action == "export":
         from adapters.key_export import export_key, passphrase
 
@@ -106,6 +112,23 @@ def cmd_account(args: argparse.Namespace) -> int:
             keystore._path(args.new_name)
         print(json.dumps(import_key(keystore, Path(args.target), passphrase(confirm=False), args.new_name)))
     return 0
+
+
+def _balance(settings: Settings, keystore: Any, who: str, asset: str) -> dict[str, Any]:
+    """An identity's (or an address's) balance as the chain port reads it: smallest units and human value."""
+    import re
+
+    from code3.wiring import chain
+    from domain.bounties.amounts import display
+
+    address = who if re.fullmatch(r"0x[0-9a-f]{64}", who) else keystore.load(who).address  # unknown name: refused
+    ledger = chain(settings)
+    try:
+        balance = ledger.balance(address, asset)
+    finally:
+        getattr(ledger, "close", lambda: None)()
+    return {"name": None if address == who else who, "address": address, "asset": asset, "balance": balance,
+            "balance_display": display(balance, asset), "chain": settings.chain}
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -139,6 +162,14 @@ def cmd_forge(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     _require_local(settings, "forge", "code3 forge")
+    if args.action in ("push", "pull"):
+        from code3.forge_cli import cmd_sync
+
+        return cmd_sync(settings, args.action, args.target)
+    if not args.target:
+        raise usage(f"forge {args.action}", "the target is required",
+                    "code3 forge create-repo acme/app" if args.action == "create-repo" else
+                    "code3 forge merge local://forge/acme/app/pull/1")
     local = local_forge(settings, settings.identity)
     if args.action == "create-repo":
         print(json.dumps({"repo": args.target, "url": local.create_repo(args.target)}))

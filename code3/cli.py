@@ -18,6 +18,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from mcp_tools.stdio import run_stdio
 
     settings = settings_of(args)
+    from adapters.home import check_home_outside_work_trees
+
+    check_home_outside_work_trees(settings.home_dir, settings.keystore)  # refused before any JSON-RPC line
 
     def factory() -> Any:
         from code3.wiring import build_services
@@ -32,7 +35,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from code3.init import init_project, report
 
-    print(report(init_project(settings_of(args), funds=args.fund, repo=args.repo)))
+    print(report(init_project(settings_of(args), funds=args.fund, repo=args.repo, role=args.role)))
     return 0
 
 
@@ -117,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   "<identity>/<directory>)")
     p.add_argument("--fund", type=int, default=10_000_000,
                    help="embedded ledger: top the identity's balance up to this many smallest units (default: 10 USDT)")
+    p.add_argument("--role", default="sponsor", choices=["sponsor", "worker", "knowledge", "all"],
+                   help="the .mcp.json entry's profile: sponsor (entry `code3`, --profile sponsor; the default), "
+                        "worker (`code3-worker`, --profile server), knowledge (`code3-knowledge`, --profile "
+                        "knowledge) or all (`code3-all`, every tool)")
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("demo", help="run a whole bounty lifecycle on a throw-away embedded project")

@@ -6,8 +6,11 @@ reported as set or not set, never shown.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from code3.settings import Settings
@@ -30,6 +33,23 @@ def _run(name: str, probe: Callable[[], str]) -> Check:
         return Check(name, False, f"{exc.code.value}: {exc.message}", exc.hint)
     except Exception as exc:  # a doctor reports, it does not crash
         return Check(name, False, f"{type(exc).__name__}: {exc}", "see the message; rerun with --log-level DEBUG")
+
+
+def git_object(path: Path, st: os.stat_result) -> bool:
+    """Git's own object store, as git writes it with the pusher's umask (a `git push` by hand into a forge
+    repository): read-only object and pack files (0444, 0555) and directories nobody else may write (0755)
+    under a git directory's `objects/`. They hold the project's code, no key or secret; anything else stays
+    reported."""
+    parts = path.parts
+    if "objects" not in parts:
+        return False
+    git_dir = Path(*parts[: len(parts) - parts[::-1].index("objects") - 1])
+    if not ((git_dir / "HEAD").is_file() and (git_dir / "refs").is_dir()):
+        return False
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISDIR(st.st_mode):
+        return not mode & 0o022
+    return stat.S_ISREG(st.st_mode) and not mode & 0o222
 
 
 def diagnose(settings: Settings) -> list[Check]:
@@ -177,6 +197,28 @@ def diagnose(settings: Settings) -> list[Check]:
         cooling = sum(1 for b in bounties if b.status == Status.COOLING_DOWN)
         return f"none overdue; {cooling} cooling on chain; paid (board): {paid or 'none yet'}"
 
+    def unfunded() -> str:
+        from adapters.sql import open_db
+        from projections.bounties import board
+        from projections.runner import follow
+
+        app, views = open_store(settings.project, settings.database_url), None
+        try:
+            views = open_db(settings.project, settings.database_url)
+            follow(app, views, board.BountyBoard())
+            found = board.unfunded(views)
+        finally:
+            for each in (app, views):
+                getattr(each, "close", lambda: None)()
+        if found:
+            shown = ", ".join(f"{row['task_id'] or row['issue_hash'][:12]} ({row['amount_display']})"
+                              for row in found[:5])
+            raise Code3Error(Code.PRECONDITION, f"{len(found)} issue(s) announce a bounty the chain refused: {shown}"
+                             f"{' and more' if len(found) > 5 else ''}",
+                             "publish each feature again with an amount the sponsor holds (on the embedded ledger "
+                             "`code3 account fund NAME --amount N` first): the same issue is reused")
+        return "every published issue is backed by a bounty"
+
     def webhook() -> str:
         from adapters.private_files import read_private
 
@@ -190,14 +232,17 @@ def diagnose(settings: Settings) -> list[Check]:
         from adapters.private_files import loose_modes
 
         roots = [settings.state_dir, settings.keystore_dir, settings.secrets_dir, settings.workspace_dir]
-        loose = loose_modes(*dict.fromkeys(roots), limit=6)
+        loose = loose_modes(*dict.fromkeys(roots), limit=6, allowed=git_object)
         if loose:
             shown = ", ".join(f"{path} ({mode:o})" for path, mode in loose[:5])
             more = " and more" if len(loose) > 5 else ""
             where = " ".join(str(r) for r in dict.fromkeys(roots[:3]))
+            forge = settings.state_dir / "forge" / "repos"
+            by_hand = "a `git push` by hand into the embedded forge writes with your umask (`code3 forge push` " \
+                "does not): " if all(path.is_relative_to(forge) for path, _ in loose) else ""
             raise Code3Error(Code.PRECONDITION, f"state readable by other users: {shown}{more}",
-                             f"check that nobody else changed them, then chmod -R go-rwx {where} (keys, secrets "
-                             "and databases must be 0600 in 0700 directories; Code3 refuses looser ones)")
+                             f"{by_hand}check that nobody else changed them, then chmod -R go-rwx {where} (keys, "
+                             "secrets and databases must be 0600 in 0700 directories; Code3 refuses looser ones)")
         return (f"{settings.state_dir}, the keystore {settings.keystore_dir} and the project's secrets "
                 f"{settings.secrets_dir} are private (files 0600, directories 0700)")
 
@@ -208,12 +253,13 @@ def diagnose(settings: Settings) -> list[Check]:
         return (f"{settings.state_dir} holds no key or secret, is not tracked by git and is no link; keys and "
                 f"secrets live in CODE3_HOME {settings.home_dir}")
 
-    needs_db = {"event store", "projections", "projection lag", "leases", "dead-letter backlog", "payouts"}
+    needs_db = {"event store", "projections", "projection lag", "leases", "dead-letter backlog", "payouts",
+                "unfunded issues"}
     for name, probe in (("file modes", modes), ("state layout", layout), ("identity", identity),
                         ("database", database), ("event store", store), ("forge", forge),
                         ("chain", chain), ("webhook secret", webhook), ("projections", projections),
                         ("projection lag", lag), ("leases", leases), ("dead-letter backlog", backlog),
-                        ("payouts", payouts)):
+                        ("payouts", payouts), ("unfunded issues", unfunded)):
         down = next((c for c in checks if c.name == "database" and not c.ok), None)
         if name in needs_db and down is not None:  # each would wait out its own timeout on the same outage
             checks.append(Check(name, False, "not checked: the database is unreachable",

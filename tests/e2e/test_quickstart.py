@@ -98,10 +98,12 @@ async def _publish_through(server: dict[str, Any], project: Path, home: Path) ->
         fid = spec.structured_content["feature_id"]
         assert fid == "001-web-ai-agent"
         result = await client.call_tool("spec_mcp.publish_issue_with_metadata", {
-            "repo": "acme/todo-app", "feature_id": fid, "spec_path": f"specs/{fid}/spec.md", "amount": "1",
-            "asset": "USDT", "network": "testnet", "labels": ["code3", "open"]})
+            "repo": "acme/todo-app", "feature_id": fid, "spec_path": f"specs/{fid}/spec.md", "amount": "5000000",
+            "asset": "USDT", "network": "testnet", "labels": ["code3", "open"]})  # the README's 5 USDT
         assert not result.is_error, result.content
         answer = result.structured_content
+        assert answer["bounty"]["amount_display"] == "5 USDT"
+        assert not [w for w in answer.get("warnings", []) if "CODE3_AMOUNT_WARN_BELOW" in w], answer
         from code3.settings import Settings
         from code3.wiring import local_forge
 

@@ -21,7 +21,7 @@ def test_init_and_ledger_show_print_amounts_and_states_for_people(tmp_path: Path
     shown = report(InitResult(tmp_path, "alice", "0xa", REPO, None, 10_000_000, "USDT", tmp_path / ".mcp.json",
                               {"command": "code3", "args": ["mcp"], "env": {}}))
     assert "funds      10 USDT (10000000 smallest units) on the embedded ledger" in shown
-    assert 'amount "1000000" (1 USDT' in shown
+    assert 'amount "5000000" (5 USDT' in shown  # the README's example amount
     from adapters.keystore import Keystore
 
     settings = Settings(project=tmp_path)
