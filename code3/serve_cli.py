@@ -33,7 +33,9 @@ def add_serve_parsers(sub: Any, common: Common) -> None:
 
     p = common(sub.add_parser("worker", help="projections, chain sync, webhook retries and payouts until SIGTERM"))
     p.add_argument("--interval", type=float, default=2.0, help="seconds between rounds (default: 2)")
-    p.add_argument("--once", action="store_true", help="run one round and exit")
+    p.add_argument("--once", action="store_true",
+                   help="run one round, print one line per thing it did (payouts, refunds, mirrored transitions) "
+                        "and exit")
     p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                    help="serve Prometheus /metrics on 127.0.0.1:PORT behind the serve token (0: a free port, printed)")
     p.set_defaults(func=cmd_worker)

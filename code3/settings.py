@@ -35,6 +35,7 @@ from domain.errors import Code, Code3Error
 FORGES = ("local", "github")
 CHAINS = ("local", "aptos")
 LLMS = ("auto", "anthropic", "offline")
+SPEC_WRITERS = ("template", "anthropic")  # who writes spec_mcp.specify/plan/tasks: opt-in to a model
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
 KEY_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")  # adapters.keystore.NAME (importing it would load cryptography)
@@ -328,19 +329,31 @@ class Settings:
         "CODE3_COOLING_PERIOD", "seconds from merge to claim, fixed when a local ledger is created",
         reader=whole("seconds", 1, MAX_COOLING_PERIOD)))
     asset: str = field(default="USDT", metadata=env("CODE3_ASSET", "default asset symbol"))
+    amount_warn_below: int = field(default=1_000_000, metadata=env(
+        "CODE3_AMOUNT_WARN_BELOW", "publish warns (never refuses) when an amount, in the asset's smallest unit, is "
+        "below this (`0`: never)", shown="`1000000` (1 USDT)",
+        reader=whole("smallest units", 0), see="lifecycle.md#amounts-and-open-questions"))
+    refuse_open_questions: bool = field(default=False, metadata=env(
+        "CODE3_REFUSE_OPEN_QUESTIONS", "on, `plan` and `publish` refuse a spec with `[NEEDS CLARIFICATION]` "
+        "markers, listing them; off, they count and name them",
+        shown="off", reader=flag(), see="lifecycle.md#amounts-and-open-questions"))
     spec_kit_templates_dir: Path | None = field(default=None, metadata=env(
         "SPEC_KIT_TEMPLATES_DIR", "a directory of your own spec-kit templates (e.g. a project's "
         "`.specify/templates`) for `spec_mcp.specify`, `plan` and `tasks`", shown="unset: the built-in templates",
         reader=directory(), see="lifecycle.md#feature-ids-and-specs"))
     llm: str = field(default="auto", metadata=env(
-        "CODE3_LLM", "who writes reverse-spec's and `spec_mcp.*`'s specs: `auto` (Claude when `ANTHROPIC_API_KEY` "
+        "CODE3_LLM", "who writes reverse-spec's specs: `auto` (Claude when `ANTHROPIC_API_KEY` "
         "is set, else the offline writer), `anthropic` (the key required) or `offline`", reader=choice(*LLMS),
         see=_SEE_MODEL))
+    spec_writer: str = field(default="template", metadata=env(
+        "CODE3_SPEC_WRITER", "who writes `spec_mcp.*`'s specs: `template` (no model, whatever keys are set) or "
+        "`anthropic` (opt-in: a `CODE3_LLM_MODEL` call of at most 8192 output tokens per tool call, billed)",
+        reader=choice(*SPEC_WRITERS), see="lifecycle.md#feature-ids-and-specs"))
     llm_model: str = field(default="claude-sonnet-4-6", metadata=env(
         "CODE3_LLM_MODEL", "with the Anthropic LLM: the model id", see=_SEE_MODEL))
     anthropic_api_key: str | None = field(default=None, repr=False, metadata=env(
-        "ANTHROPIC_API_KEY", "key of the Anthropic Messages API; when set, specs are written by Claude (never "
-        "logged)", see=_SEE_MODEL))
+        "ANTHROPIC_API_KEY", "key of the Anthropic Messages API; when set, reverse-spec's specs are written by "
+        "Claude (`spec_mcp`'s only with `CODE3_SPEC_WRITER=anthropic`; never logged)", see=_SEE_MODEL))
     anthropic_base_url: str | None = field(default=None, metadata=env(
         "ANTHROPIC_BASE_URL", "base URL of the Anthropic Messages API", shown="`https://api.anthropic.com`",
         reader=url("https", "http", example="https://api.anthropic.com"), see=_SEE_MODEL))
@@ -361,9 +374,10 @@ class Settings:
     log_format: str = field(default="text", metadata=env(
         "CODE3_LOG_FORMAT", "`text`, or `json`: each stderr log line one JSON object (time, level, logger, message, "
         "extra fields), secrets scrubbed as in text", reader=choice(*LOG_FORMATS), see="operations.md#logs"))
-    max_answer_bytes: int = field(default=262_144, metadata=env(  # also read at use by mcp_tools.answer_size
-        "CODE3_MAX_ANSWER_BYTES", "the most bytes of a tool answer's JSON-RPC line (about half of it payload); a "
-        "longer answer is cut into pages or refused", shown="`262144` (256 KB)",
+    max_answer_bytes: int = field(default=49_152, metadata=env(  # also read at use by mcp_tools.answer_size
+        "CODE3_MAX_ANSWER_BYTES", "the most bytes of a tool answer's JSON-RPC line (a page's text stays under 50 000 "
+        "characters, what Claude Code shows whole); a longer answer is cut into pages or refused",
+        shown="`49152` (48 KB)",
         reader=whole("bytes", MIN_ANSWER_BYTES), see="mcp.md#the-answer-cap"))
     cache_dir: Path | None = field(default=None, metadata=env(  # None: no cache
         "CODE3_CACHE_DIR", "where `code3 mcp` and `code3 serve` keep the tools/list manifest, rebuilt whenever "

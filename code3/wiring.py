@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.event_store import open_store
+from adapters.home import check_home_outside_work_trees
 from adapters.keystore import Keystore
 from adapters.llm.port import LLM, MissingKeyLLM
 from adapters.local_forge import LocalForge
 from adapters.local_ledger import LocalLedger
 from adapters.offline_writer import OfflineWriter
 from adapters.ports import Chain, Forge, Signer, SpecWriter
+from adapters.project_record import ProjectRecord, read_record
 from adapters.secret_box import SecretBox
 from adapters.sql import open_db
 from adapters.state_guard import guard_project
-from code3.settings import CHAINS, FORGES, LLMS, Settings
+from code3.settings import CHAINS, FORGES, LLMS, SPEC_WRITERS, Settings
 from domain.errors import Code, Code3Error
 from mcp_tools.services import Services
 
@@ -28,8 +30,16 @@ if TYPE_CHECKING:
 
 
 def guard(settings: Settings) -> None:
-    """Refuse a project whose `.code3/` a repository could have planted (adapters.state_guard)."""
+    """Refuse a project whose `.code3/` a repository could have planted (adapters.state_guard), and a
+    CODE3_HOME (or CODE3_KEYSTORE) inside a git work tree (adapters.home)."""
+    check_home(settings)
     guard_project(settings.project)
+
+
+def check_home(settings: Settings) -> None:
+    """Keys live outside every work tree: a CODE3_HOME inside one is refused (`code3 init`, `code3 mcp` at
+    start, every command that opens the project's state)."""
+    check_home_outside_work_trees(settings.home_dir, settings.keystore)
 
 
 def ledger(settings: Settings) -> LocalLedger:
@@ -92,14 +102,37 @@ def forge(settings: Settings, actor: str) -> Forge:
 
 
 def identity(settings: Settings, name: str) -> Signer:
-    """The key `name`; on the embedded default one that is missing is created, and stderr says so."""
+    """The key `name`. On the embedded default one that is missing is created (stderr says so), unless
+    `code3 init` set the project up: then only `code3 init` and `code3 account new` create keys, and a missing
+    one is refused (`missing_identity`) instead of silently becoming a second, unfunded identity."""
     keystore = Keystore(settings.keystore_dir)
     if settings.chain == "local" and name not in keystore.names():
+        record = read_record(settings.state_dir)
+        if record is not None:
+            raise missing_identity(settings, name, record)
         created = keystore.get_or_create(name)
         print(f"code3: created the identity {name!r} ({created.address}) in {keystore.directory} on first use "
               "(embedded default)", file=sys.stderr, flush=True)
         return created
     return keystore.load(name)
+
+
+def missing_identity(settings: Settings, name: str, record: ProjectRecord) -> Code3Error:
+    """The refusal of a server that would create a key in a project `code3 init` set up: where it looked,
+    where init put the key (when it did), and what to run."""
+    looked = f"no key {name!r} in CODE3_HOME {settings.home_dir} (keystore {settings.keystore_dir})"
+    set_up = record.identities.get(name)
+    if set_up is not None:
+        env = f"CODE3_HOME={set_up.home}" + (f" CODE3_KEYSTORE={set_up.keystore}"
+                                             if set_up.keystore != str(Path(set_up.home) / "keys") else "")
+        return Code3Error(Code.NOT_FOUND, f"{looked}: code3 init set this project up with {name!r} "
+                          f"({set_up.address}) in CODE3_HOME {set_up.home}; this server creates no second one",
+                          f"start the server with {env} in its environment (run `code3 init` again in "
+                          f"{settings.project} to write it into .mcp.json's env), then restart the MCP client")
+    option = "" if name == "default" else f" --identity {name}"
+    return Code3Error(Code.NOT_FOUND, f"{looked}: this project was set up by code3 init, and a server creates no "
+                      "key by itself", f"create it with `code3 init{option}` in {settings.project} (add `--role "
+                      f"worker` for a worker's entry; or `code3 account new {name}`), with this server's CODE3_HOME")
 
 
 class LazySigner:
@@ -139,13 +172,31 @@ def llm(settings: Settings) -> LLM | None:
     if settings.llm == "offline":
         return None
     if settings.anthropic_api_key:
-        from adapters.llm.anthropic_llm import AnthropicLLM
-        from adapters.scrub import register_secret
-
-        register_secret(settings.anthropic_api_key)
-        return AnthropicLLM(settings.anthropic_api_key, model=settings.llm_model,
-                            base_url=settings.anthropic_base_url)
+        return _anthropic(settings, settings.anthropic_api_key)
     return MissingKeyLLM() if settings.llm == "anthropic" else None
+
+
+def _anthropic(settings: Settings, key: str) -> LLM:
+    from adapters.llm.anthropic_llm import AnthropicLLM
+    from adapters.scrub import register_secret
+
+    register_secret(key)
+    return AnthropicLLM(key, model=settings.llm_model, base_url=settings.anthropic_base_url)
+
+
+def spec_model(settings: Settings) -> LLM | None:
+    """The one place that decides whether `spec_mcp.*` call a model: only when the user opted in with
+    CODE3_SPEC_WRITER=anthropic. An ANTHROPIC_API_KEY that Claude Code passes down with its whole environment
+    is no such choice (the calls would be billed to that key, outside Claude Code's usage)."""
+    if settings.spec_writer not in SPEC_WRITERS:
+        raise Code3Error(Code.VALIDATION, f"unknown CODE3_SPEC_WRITER={settings.spec_writer!r}",
+                         f"use one of {', '.join(SPEC_WRITERS)}")
+    if settings.spec_writer == "template":
+        return None
+    if settings.anthropic_api_key:
+        return _anthropic(settings, settings.anthropic_api_key)
+    return MissingKeyLLM("export ANTHROPIC_API_KEY, or set CODE3_SPEC_WRITER=template to write specs from the "
+                         "templates without a model")
 
 
 def spec_writer(model: LLM | None, templates: Path | None = None, project: Path | None = None) -> SpecWriter:
@@ -167,7 +218,7 @@ def build_services(settings: Settings) -> Services:
         forge=forge(settings, settings.identity),
         chain=chain(settings),
         signer=LazySigner(settings),  # the Signer protocol, its key loaded on first use
-        writer=spec_writer(model, settings.spec_kit_templates_dir, settings.project),
+        writer=spec_writer(spec_model(settings), settings.spec_kit_templates_dir, settings.project),
         llm=model,
         project=settings.project,
         workspace=settings.workspace_dir,
@@ -176,6 +227,8 @@ def build_services(settings: Settings) -> Services:
         sealer=SecretBox(settings.secrets_dir),  # secret annotations' key, created on the first seal
         loom_share_internal=settings.loom_share_internal,
         nexus_poll_s=settings.nexus_poll_s,
+        amount_warn_below=settings.amount_warn_below,
+        refuse_open_questions=settings.refuse_open_questions,
     )
 
 

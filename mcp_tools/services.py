@@ -31,6 +31,8 @@ class Services:
     sealer: Sealer | None = None  # seals secret annotations (a SecretBox in the keystore; see code3.wiring)
     loom_share_internal: bool = False  # ai-loom: answer `internal` annotations' comments (CODE3_LOOM_SHARE_INTERNAL)
     nexus_poll_s: float = 0.2  # seconds between the CodeNexus watcher's reads of the log (CODE3_NEXUS_POLL_S)
+    amount_warn_below: int = 1_000_000  # publish warns below this many smallest units (CODE3_AMOUNT_WARN_BELOW)
+    refuse_open_questions: bool = False  # plan and publish refuse open questions (CODE3_REFUSE_OPEN_QUESTIONS)
 
     def close(self) -> None:
         self.store.close()

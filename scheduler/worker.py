@@ -27,6 +27,7 @@ from mcp_tools.services import Services
 from projections.bounties import board
 from projections.bounties.board import BountyBoard
 from projections.runner import Projector, Runner
+from scheduler import round_report
 from scheduler.payouts import Payouts, expire, schedule_all
 
 log = logging.getLogger("code3.worker")
@@ -49,8 +50,10 @@ class Worker:
         self.s = services_as(identity)
         self.runner = Runner(self.s.store, self.s.views)
         with_budget = getattr(self.s.forge, "with_budget", None)  # GitHub: a short budget, retried next round
-        mirror_forge = with_budget(MIRROR_BUDGET_S) if with_budget else self.s.forge
-        self.projectors: list[Projector] = [BountyBoard(), ForgeMirror(self.s.store, mirror_forge)]
+        self.mirror_forge = with_budget(MIRROR_BUDGET_S) if with_budget else self.s.forge
+        self.mirror = ForgeMirror(self.s.store, self.mirror_forge)
+        self.projectors: list[Projector] = [BountyBoard(), self.mirror]
+        self.last_round: list[str] = []  # what the last round did, as `code3 worker --once` prints it
         self._lock = threading.Lock()
         self._by_address: dict[str, Services] = {self.s.signer.address: self.s}
         self.payouts = Payouts(self.s, self.services_for)
@@ -81,20 +84,26 @@ class Worker:
 
     def tick(self) -> dict[str, int]:
         """One round: chain → log → views and forge → inbox → missed merges → refunds → due payouts →
-        annotations re-anchored (at most once a minute, changed files only).
+        annotations re-anchored (at most once a minute, changed files only) → views and forge again, so the
+        round's own effects (a payout, a refund, a merge) leave the board and the issue current, not one round
+        behind (`code3 doctor`'s projection lag).
 
         Each step is guarded on its own: one that fails is logged and retried next round, and never keeps
-        the others (payouts, refunds, the mirror) from running."""
+        the others (payouts, refunds, the mirror) from running. `last_round` says what was done."""
         done: dict[str, int] = {}
+        self.last_round = []
+        mirrored = self.mirror.mirrored
         steps: list[tuple[str, Callable[[], int]]] = [
             ("chain_events", lambda: sync_new_events(self.s, self.s.views)),
             *((p.name, lambda p=p: self.runner.catch_up(p, budget_s=MIRROR_ROUND_S)) for p in self.projectors),
             ("reconciled", self._reconcile_page),
             ("webhook_retries", lambda: len(retry_due(self.s))),
-            ("merges_found", lambda: len(self.merge_watch.look(self.s, self.services_for))),
-            ("expired", lambda: len(expire(self.s, self.services_for))),
+            ("merges_found", self._look_for_merges),
+            ("expired", self._expire),
             ("payouts", self._settle_due),
             ("annotations_reanchored", self._reanchor),
+            *((f"{p.name}_after", lambda p=p: self.runner.catch_up(p, budget_s=MIRROR_ROUND_S))
+              for p in reversed(self.projectors)),  # the mirror first: the labels it records are events too
         ]
         for name, step in steps:
             try:
@@ -106,6 +115,9 @@ class Worker:
                 else:
                     log.exception("worker step %s failed; it runs again next round", name)
                 done[name] = -1
+                self.last_round.append(round_report.failed_line(name))
+        if self.mirror.mirrored > mirrored:
+            self.last_round.append(round_report.mirrored_line(self.mirror.mirrored - mirrored))
         return done
 
     def _reconcile_page(self) -> int:
@@ -127,11 +139,26 @@ class Worker:
             corrected += bounty is not None and reconcile(self.s, bounty)
         return corrected
 
+    def _look_for_merges(self) -> int:
+        """Report the merges of submitted PRs no webhook brought; each starts its cooling period now."""
+        reported = self.merge_watch.look(self.s, self.services_for)
+        self.last_round += [round_report.merged_line(self.s, b) for b in reported]
+        return len(reported)
+
     def _settle_due(self) -> int:
         due = self.payouts.due()
         for row in due:
-            self.payouts.settle(row["bounty_id"])
+            done = self.payouts.settle(row["bounty_id"])
+            if done == "paid":
+                self.last_round.append(round_report.paid_line(self.s, row["bounty_id"], self.services_for))
+            elif done == "claimable" and not row["claimable"]:
+                self.last_round.append(round_report.claimable_line(self.s, row["bounty_id"]))
         return len(due)
+
+    def _expire(self) -> int:
+        refunded = expire(self.s, self.services_for)
+        self.last_round += [round_report.refund_line(self.s, b, self.services_for) for b in refunded]
+        return len(refunded)
 
     def _reanchor(self) -> int:
         """ai-loom: re-anchor the annotations of the files changed since the last pass and record the
@@ -152,6 +179,9 @@ class Worker:
             self.runner.release(projector.name)
         for services in {id(s): s for s in self._by_address.values()}.values():
             services.close()
+        close = getattr(self.mirror_forge, "close", None)
+        if self.mirror_forge is not self.s.forge and close is not None:  # its own connections (GitHub's copy)
+            close()
 
 
 def metrics_listener(worker: Worker, port: int, token: bytes) -> Any:
@@ -182,7 +212,9 @@ def run_worker(worker: Worker, interval: float = 2.0, once: bool = False, metric
             listener = metrics_listener(worker, metrics_port, token)
             print(f"code3 worker: metrics at http://127.0.0.1:{listener.server_address[1]}/metrics", flush=True)
         worker.tick()  # the chain's new events by the cursor; live bounties reconciled a page a tick
-        if once:
+        if once:  # a person ran one round: say what it did (stdout; the log stays on stderr)
+            print("\n".join(f"code3 worker: {line}" for line in worker.last_round or [round_report.NOTHING]),
+                  flush=True)
             return 0
         watchdog(limit)  # out of reach of its database past CODE3_DB_OUTAGE_EXIT: exit 3, to be restarted
         scheduler = BlockingScheduler(executors={"default": {"type": "threadpool", "max_workers": 1}},

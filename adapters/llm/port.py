@@ -39,6 +39,8 @@ class MissingKeyLLM:
 
     model = "anthropic (no key)"
 
+    def __init__(self, hint: str = "export ANTHROPIC_API_KEY, or unset CODE3_LLM to use the offline writer") -> None:
+        self.hint = hint  # how to do without the model where it was asked for (CODE3_LLM, CODE3_SPEC_WRITER)
+
     def complete(self, system: str, prompt: str, max_tokens: int = 8192) -> Completion:
-        raise Code3Error(Code.PRECONDITION, MISSING_KEY,
-                         "export ANTHROPIC_API_KEY, or unset CODE3_LLM to use the offline writer")
+        raise Code3Error(Code.PRECONDITION, MISSING_KEY, self.hint)

@@ -1,4 +1,5 @@
-"""The forge mirror: from Bounty events, the issue's state label and one status comment per transition.
+"""The forge mirror: from Bounty events, the issue's state label, one status comment per transition, and the
+issue's metadata block brought up to the bounty's state (closed once paid: issue_refresh.py).
 
 It only reflects the chain's facts, never writes Bounty state. Each comment carries a hidden marker
 naming its chain event, so a repeat (a crash before tracking, a second runner) edits, never duplicates.
@@ -23,6 +24,7 @@ from domain.bounties.bounty import Bounty
 from domain.bounties.contract import Rejection, Status
 from domain.bounties.issue import Issue
 from mcp_tools.lifecycle.chain_record import reflect_labels
+from mcp_tools.lifecycle.issue_refresh import refresh_issue
 from projections.failures import NotYet
 
 log = logging.getLogger("code3.mirror")
@@ -95,6 +97,7 @@ class ForgeMirror:
     def __init__(self, store: Any, forge: Forge) -> None:
         self.store = store
         self.forge = forge
+        self.mirrored = 0  # transitions reflected on the forge by this process (the worker's round summary)
 
     def effect(self, event: Any) -> None:
         if not isinstance(event, TRANSITIONS):
@@ -116,6 +119,8 @@ class ForgeMirror:
             self.forge.create_comment(issue.repo, issue.number, body)
         elif existing.body != body:
             self.forge.edit_comment(issue.repo, existing.id, body)
+        refresh_issue(self.forge, issue.repo, issue.number, bounty)
+        self.mirrored += 1
 
     def apply(self, event: Any, cur: Cursor) -> None:
         return None

@@ -2,10 +2,11 @@
 in a published issue, returned as `artifacts` and posted on the issue as one comment.
 
 The spec is the issue body without its `code3-meta` block. The writer is the services' SpecWriter: the
-LLM-backed one with ANTHROPIC_API_KEY, the offline writer without. The comment carries a hidden marker
-naming the feature and the kind, so a repeat edits that comment instead of adding another; `remote_tasks`
-reads the plan artifacts back from the plan comment. When the forge rate-limits the posting, the artifacts
-are still returned (`posted: false`, with a warning), as the seed suggests ("仅返回 artifacts").
+LLM-backed one only when the user opted in (CODE3_SPEC_WRITER=anthropic), the offline writer otherwise. The
+comment carries a hidden marker naming the feature and the kind, so a repeat edits that comment instead of
+adding another; `remote_tasks` reads the plan artifacts back from the plan comment. When the forge
+rate-limits the posting, the artifacts are still returned (`posted: false`, with a warning), as the seed
+suggests ("仅返回 artifacts").
 
 Anyone who can comment on an issue can write that marker, so a marked comment counts only when the forge
 says its author is the issue's sponsor (who opened it) or the identity Code3 acts as on the forge; and

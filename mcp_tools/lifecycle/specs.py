@@ -9,13 +9,14 @@ calls at once queue on the lock, so each gets its own number.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NotRequired, TypedDict
 
 from pydantic import Field
 
 from adapters.event_store import Change
 from adapters.files import recover, replace_dir
 from adapters.paths import ProjectPaths
+from domain.bounties.open_questions import OpenQuestion, open_questions, refuse, warning
 from domain.bounties.spec import Spec, count_tasks, feature_number, next_number, short_name
 from domain.canonical import sha256_hex
 from domain.errors import Code, Code3Error
@@ -83,7 +84,21 @@ def specify(s: Services, feature_description: Annotated[str, Field(description="
     s.store.update_all(Change.step(Spec, Spec.create_id(fid), lambda spec: spec.rewrite_once("spec.md", digest),
                                    create=lambda: Spec(feature_id=fid, description=description, digest=digest)))
     return {"success": True, "feature_id": fid,
-            "paths": {"spec": _rel(s, directory / "spec.md"), "dir": _rel(s, directory)}}
+            "paths": {"spec": _rel(s, directory / "spec.md"), "dir": _rel(s, directory)},
+            **questions_said(open_questions(text), _rel(s, directory / "spec.md"))}
+
+
+def questions_said(questions: list[OpenQuestion], path: str) -> QuestionsSaid:
+    """The answer's `open_questions` count, and a warning naming them when the spec is still a template to fill."""
+    said: QuestionsSaid = {"open_questions": len(questions)}
+    if questions:
+        said["warnings"] = [warning(questions, path)]
+    return said
+
+
+class QuestionsSaid(TypedDict):
+    open_questions: int
+    warnings: NotRequired[list[str]]
 
 
 def _create_numbered(s: Services, description: str) -> tuple[str, str]:
@@ -132,7 +147,11 @@ def plan(s: Services, feature_id: FeatureIdArg,
     if (directory / "plan.md").exists() and not allow_overwrite:
         raise Code3Error(Code.EXISTS, f"specs/{feature_id}/plan.md already exists",
                          "pass allow_overwrite=true or remove the old plan files")
-    files = s.writer.plan(feature_id, _read(s, spec_md), tech_constraints)
+    spec_text = _read(s, spec_md)
+    questions = open_questions(spec_text)
+    if s.refuse_open_questions:
+        refuse(questions, _rel(s, spec_md))  # before the writer runs or anything is written
+    files = s.writer.plan(feature_id, spec_text, tech_constraints)
     _write(s, feature_id, files)
     digests = {name: sha256_hex(text) for name, text in files.items()}
     _ensure_spec(s, feature_id, spec_md)
@@ -143,7 +162,7 @@ def plan(s: Services, feature_id: FeatureIdArg,
         "plan": _rel(s, directory / "plan.md"), "research": _rel(s, directory / "research.md"),
         "data_model": _rel(s, directory / "data-model.md"), "contracts": _rel(s, directory / "contracts"),
         "quickstart": _rel(s, directory / "quickstart.md"),
-    }}
+    }, **questions_said(questions, _rel(s, spec_md))}
 
 
 @tool("spec_mcp.tasks", profiles=("client-local",), open_world=False)

@@ -39,8 +39,16 @@ def obedient(request: dict[str, Any]) -> str:
 
 
 def plan_with_one_file(request: dict[str, Any]) -> str:
-    """A model that answers a plan with one file only (the others must come from the offline writer)."""
-    return "=== FILE: plan.md ===\n# Implementation Plan: written by the model\n"
+    """A model that answers a plan with plan.md only, every section kept (the others must come from the offline
+    writer)."""
+    plan_md = re.search(r"^=== FILE: plan.md ===\n(.*?)(?=^=== FILE: |\Z)", obedient(request), re.DOTALL | re.MULTILINE)
+    assert plan_md is not None
+    return "=== FILE: plan.md ===\n" + re.sub(r"\A# [^\n]*", "# Implementation Plan: written by the model",
+                                              plan_md.group(1))
+
+
+def three_bytes(request: dict[str, Any]) -> str:
+    return "ok\n"
 
 
 Responder = Callable[[dict[str, Any]], str]
@@ -121,6 +129,24 @@ def test_tasks_are_numbered_test_first_from_the_plan_s_contracts(writer: Any) ->
     numbers = re.findall(r"^- \[ \] T(\d{3}) ", tasks, re.MULTILINE)
     assert numbers and numbers == [f"{i:03d}" for i in range(1, len(numbers) + 1)]
     assert tasks.index("Contract test for FR-001") < tasks.index("Implement FR-001")
+
+
+@covers(SpecWriter, "spec", "plan", "tasks")
+def test_a_model_answer_without_the_template_s_sections_is_refused(anthropic: Callable[..., Any]) -> None:
+    from adapters.llm.spec_writer import LLMSpecWriter
+
+    offline = OfflineWriter(today=lambda: TODAY)
+    spec = offline.spec("001-csv-export", DESCRIPTION)
+    fake, model = anthropic(three_bytes)
+    writer = LLMSpecWriter(model, offline=offline)
+    artifacts = {"spec.md": spec, **offline.plan("001-csv-export", spec, None)}
+    for call in (lambda: writer.spec("001-csv-export", DESCRIPTION), lambda: writer.plan("001-csv-export", spec, None),
+                 lambda: writer.tasks("001-csv-export", artifacts)):
+        with pytest.raises(Code3Error) as caught:
+            call()
+        assert caught.value.code is Code.VALIDATION and "3 bytes" in caught.value.message, caught.value.message
+        assert "CODE3_SPEC_WRITER=template" in caught.value.hint
+    assert fake.calls == 3
 
 
 # --- LLM ---------------------------------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ from adapters.keystore import Keystore
 from adapters.ledger_tables import ESCROW
 from code3.settings import Settings
 from code3.wiring import build_services
+from domain.bounties.amounts import display
+from domain.bounties.contract import Status
+from domain.bounties.metadata import IssueMetadata
 from mcp_tools.lifecycle import publish, specs, work
 from mcp_tools.services import Services
 
@@ -205,6 +208,55 @@ def test_a_worker_killed_again_and_again_pays_once_and_comments_once(project: Pr
     _, err = final.communicate(timeout=60)
     assert final.returncode == 0, err
     assert_exactly_once(project, published)
+
+
+def run(*args: str, project: Project, identity: str = "alice") -> tuple[int, str, str]:
+    proc = code3(*args, project=project.root, identity=identity)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def test_one_worker_round_after_the_cooling_pays_says_so_and_leaves_the_issue_and_views_current(
+        project: Project, serve: str) -> None:
+    published, prs = project.lifecycle_until_submitted()
+    number, bounty_id = published["issue"]["number"], published["bounty"]["bounty_id"]
+    chain = project.alice.chain
+    project.alice.forge.merge_pr(prs["bob"])  # type: ignore[attr-defined]
+    wait_for("the merge reported", lambda: chain.get_bounty(bounty_id).status is Status.COOLING_DOWN)
+    code, out, err = run("ledger", "advance", "--seconds", str(COOLING + 1), project=project)
+    assert code == 0, err
+    bob = project.people["bob"].signer.address
+    before = chain.balance(bob, "USDT")
+
+    code, out, err = run("worker", "--once", project=project)
+
+    assert code == 0, err
+    assert chain.balance(bob, "USDT") == before + AMOUNT, "the winner was paid in that one round"
+    lines = out.splitlines()
+    assert f"code3 worker: paid bounty {bounty_id} ({REPO}#{number}) to bob ({bob}) 1 USDT (1000000 smallest " \
+           "units)" in lines, out
+    assert any(re.fullmatch(r"code3 worker: mirrored \d+ transition\(s\) to the forge .*", line) for line in lines), out
+    assert "Traceback" not in out + err and "code3 worker:" not in err, "the summary on stdout, the log on stderr"
+
+    issue = project.alice.forge.get_issue(REPO, number)
+    assert issue.state == "closed" and issue.labels == ["code3", "paid"]
+    meta = IssueMetadata.from_body(issue.body)
+    assert meta is not None and meta.labels == ["code3", "paid"]
+    paid = chain.get_bounty(bounty_id)
+    assert (meta.bounty.status, meta.bounty.winner, meta.bounty.pr_url) == ("paid", bob, prs["bob"])
+    assert meta.bounty.deadline == paid.deadline and meta.bounty.cooling_until == paid.cooling_until
+    assert meta.bounty.bounty_id == bounty_id and meta.bounty.merged_at is not None
+
+    code, out, err = run("doctor", project=project)
+    assert "[ok] projection lag" in out and "[ok] payouts" in out, out + err
+
+    code, out, err = run("account", "balance", "--identity", "bob", project=project)
+    assert code == 0, err
+    assert json.loads(out) == {"name": "bob", "address": bob, "asset": "USDT", "balance": before + AMOUNT,
+                               "balance_display": display(before + AMOUNT, "USDT"), "chain": "local"}
+
+    code, out, err = run("worker", "--once", project=project)
+    assert (code, out) == (0, "code3 worker: nothing to do\n"), out + err
 
 
 def test_serve_starts_in_an_empty_directory(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 The `anthropic` client is pointed at it by `base_url`. It checks the key (`x-api-key`, or the bearer
 token anthropic 2.x sends), the `anthropic-version` header and the request body's required fields,
 answers a message whose text comes from a `responder(request_json) -> str` (by default: the nine
-section headings the reverse-spec prompt asks for, with the target's name), reports usage from the
+section headings the reverse-spec prompt asks for, with the target's name; for a spec-kit prompt, the
+template it carries with each title marked "(written by the model)"), reports usage from the
 request and answer sizes, and can be told to fail the next requests as the service does: 429
 `rate_limit_error` with `retry-after`, 500 `api_error`, 529 `overloaded_error`. Every request is logged.
 """
@@ -25,14 +26,24 @@ SECTION_TITLES = ("Intent", "Interface", "Business logic", "Data structures", "C
                   "Technical debt", "Test coverage", "Dependencies")
 
 
+SPEC_KIT_TEMPLATE = re.compile(r"(?:Fill this spec template \(keep its headings\):|filling these templates:|"
+                               r"Follow this template:)\n\n(.*)\Z", re.DOTALL)
+
+
+def spec_kit_answer(template: str) -> str:
+    """What a model told to fill spec-kit templates answers: each file's template, its title marked as the
+    model's (a plan's files each after their `=== FILE:` line, as asked)."""
+    return re.sub(r"^(# .*)$", r"\1 (written by the model)", template, flags=re.MULTILINE)
+
+
 def default_responder(request: dict[str, Any]) -> str:
     prompt = request["messages"][-1]["content"]
     prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
     target = re.search(r"Target: `([^`]*)`", prompt)
     name = target.group(1) if target else "the code"
-    if "=== FILE:" in prompt:  # a spec-kit plan: answer each requested file
-        names = re.findall(r"^=== FILE: (.+?) ===$", prompt, re.MULTILINE)
-        return "\n".join(f"=== FILE: {n} ===\n# {n} (written by the model)\n" for n in dict.fromkeys(names))
+    spec_kit = SPEC_KIT_TEMPLATE.search(prompt)
+    if spec_kit:  # spec_mcp's spec, plan (several files) or tasks: the template filled, its headings kept
+        return spec_kit_answer(spec_kit.group(1))
     return "\n\n".join(f"## {i}. {title}\n\nModel-written {title.lower()} of `{name}`."
                        for i, title in enumerate(SECTION_TITLES, 1))
 

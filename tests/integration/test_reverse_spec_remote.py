@@ -52,7 +52,8 @@ def test_with_a_key_the_artifacts_come_from_the_model(world: World) -> None:
     fid = w["alice"].specs_dir.iterdir().__next__().name
     fake = FakeAnthropic().start()
     try:
-        settings = dataclasses.replace(w.settings("bob"), anthropic_api_key=fake.api_key, anthropic_base_url=fake.url)
+        settings = dataclasses.replace(w.settings("bob"), anthropic_api_key=fake.api_key, anthropic_base_url=fake.url,
+                                       spec_writer="anthropic")  # the opt-in: a key alone calls no model
         bob = build_services(settings)
         try:
             answer = remote_plan(bob, published["issue"]["url"], fid)
@@ -60,5 +61,23 @@ def test_with_a_key_the_artifacts_come_from_the_model(world: World) -> None:
             bob.close()
         assert fake.calls == 1 and "(written by the model)" in answer["artifacts"]["plan.md"]
         assert "export their to-do list as CSV" in fake.requests[0]["messages"][0]["content"]
+    finally:
+        fake.stop()
+
+
+def test_a_key_without_the_opt_in_plans_from_the_template_and_calls_no_model(world: World) -> None:
+    w = world
+    published = w.published()
+    fid = w["alice"].specs_dir.iterdir().__next__().name
+    fake = FakeAnthropic().start()
+    try:
+        settings = dataclasses.replace(w.settings("bob"), anthropic_api_key=fake.api_key, anthropic_base_url=fake.url)
+        bob = build_services(settings)
+        try:
+            answer = remote_plan(bob, published["issue"]["url"], fid)
+        finally:
+            bob.close()
+        assert fake.calls == 0, "an inherited ANTHROPIC_API_KEY is no opt-in"
+        assert "(written by the model)" not in answer["artifacts"]["plan.md"] and answer["artifacts"]["plan.md"].strip()
     finally:
         fake.stop()

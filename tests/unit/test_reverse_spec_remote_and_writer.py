@@ -130,26 +130,77 @@ class ScriptedLLM:
         return Completion(self.answer, self.model, 10, 10)
 
 
+PLAN_SECTIONS = ("Summary", "Technical Context", "Constitution Check", "Project Structure", "Phase 0: Research",
+                 "Phase 1: Design", "Phase 2: Task planning", "Complexity Tracking", "Progress Tracking")
+PLAN_BY_MODEL = "# Plan by the model\n\n" + "\n".join(f"## {title}\n\nby the model\n" for title in PLAN_SECTIONS)
+SPEC_BY_MODEL = ("# Feature Specification: 001-csv\n\n## User Scenarios & Testing\n\nBy the model.\n\n"
+                 "## Requirements *(mandatory)*\n\n- **FR-001**: export CSV\n\n### Success Criteria\n\n- SC-001\n")
+
+
 def test_the_llm_writer_fills_the_offline_template_and_keeps_files_the_model_left_out() -> None:
-    llm = ScriptedLLM("=== FILE: plan.md ===\n# Plan by the model\n\n=== FILE: research.md ===\n```markdown\n"
-                      "# Research by the model\n```\n")
+    llm = ScriptedLLM(f"=== FILE: plan.md ===\n{PLAN_BY_MODEL}\n=== FILE: research.md ===\n```markdown\n"
+                      "# Research by the model\n\n## Decisions\n\nnone\n\n## Open questions\n\nnone\n```\n")
     writer = LLMSpecWriter(llm, skeleton_context=lambda: "### src/app.py\nexports: def main()")
     files = writer.plan("001-csv", "# Feature Specification: CSV\n- **FR-001**: export CSV\n", None)
     offline = OfflineWriter().plan("001-csv", "# Feature Specification: CSV\n- **FR-001**: export CSV\n", None)
-    assert files["plan.md"] == "# Plan by the model\n" and files["research.md"] == "# Research by the model\n"
+    assert files["plan.md"] == PLAN_BY_MODEL and files["research.md"].startswith("# Research by the model\n")
     assert files["quickstart.md"] == offline["quickstart.md"] and set(files) == set(offline)
     assert "=== FILE: quickstart.md ===" in llm.prompts[0] and "def main()" in llm.prompts[0]
-    spec = LLMSpecWriter(ScriptedLLM("# Feature Specification: 001-csv\n\nBy the model.\n")).spec("001-csv", "CSV")
-    assert spec == "# Feature Specification: 001-csv\n\nBy the model.\n"
+    spec = LLMSpecWriter(ScriptedLLM(SPEC_BY_MODEL)).spec("001-csv", "CSV")
+    assert spec == SPEC_BY_MODEL, "sections are found whatever their level below # and their (mandatory) mark"
     assert split_files("no marks") == {}
 
 
-def test_wiring_picks_the_llm_writer_with_a_key_and_the_offline_writer_without(tmp_path: Path) -> None:
+@pytest.mark.parametrize("answer", ["ok", "# Feature Specification: 001-csv\n\n## Requirements\n\nall of it\n"])
+def test_a_model_answer_without_the_template_s_sections_is_refused_with_what_to_do(answer: str) -> None:
+    spec_md = OfflineWriter().spec("001-csv", "Users can export CSV")
+    writer = LLMSpecWriter(ScriptedLLM(answer))
+    artifacts = {"spec.md": spec_md, **OfflineWriter().plan("001-csv", spec_md, None)}
+    for call in (lambda: writer.spec("001-csv", "Users can export CSV"), lambda: writer.plan("001-csv", spec_md, None),
+                 lambda: writer.tasks("001-csv", artifacts)):
+        with pytest.raises(Code3Error) as info:
+            call()
+        assert info.value.code == Code.VALIDATION and "nothing was written" in info.value.message
+        assert "CODE3_SPEC_WRITER=template" in info.value.hint
+    with pytest.raises(Code3Error) as info:
+        writer.spec("001-csv", "Users can export CSV")
+    assert "user scenarios & testing" in info.value.message
+    assert f"was {len(answer.encode())} bytes" in info.value.message
+
+
+def test_the_spec_template_s_required_sections_are_its_mandatory_ones() -> None:
+    from adapters.llm.spec_writer import required_sections
+
+    frame = OfflineWriter().spec("001-csv", "Users can export CSV")
+    assert [s.split(" *")[0] for s in required_sections(frame)] == ["User Scenarios & Testing", "Requirements",
+                                                                    "Success Criteria"]
+    assert len(required_sections(OfflineWriter().template("plan-template.md"))) == 9, "unmarked: every ## section"
+
+
+def test_wiring_calls_a_model_for_specs_only_when_the_user_opted_in(tmp_path: Path) -> None:
+    from code3.wiring import spec_model
+
+    def writer(**env: str) -> object:
+        return spec_writer(spec_model(Settings.from_env(env=env, project=tmp_path)))
+
+    assert isinstance(writer(), OfflineWriter)
+    assert isinstance(writer(ANTHROPIC_API_KEY="sk-ant-test"), OfflineWriter), "an inherited key is no opt-in"
+    assert isinstance(writer(ANTHROPIC_API_KEY="sk-ant-test", CODE3_LLM="anthropic"), OfflineWriter), "reverse-spec's"
+    assert isinstance(writer(ANTHROPIC_API_KEY="sk-ant-test", CODE3_SPEC_WRITER="anthropic"), LLMSpecWriter)
+    assert isinstance(writer(ANTHROPIC_API_KEY="sk-ant-test", CODE3_SPEC_WRITER="template"), OfflineWriter)
+    with pytest.raises(Code3Error) as info:
+        writer(CODE3_SPEC_WRITER="anthropic").spec("001-x", "anything")  # type: ignore[attr-defined]
+    assert info.value.message == "未检测到 ANTHROPIC_API_KEY" and "CODE3_SPEC_WRITER=template" in info.value.hint
+    with pytest.raises(Code3Error) as info:
+        writer(CODE3_SPEC_WRITER="gpt")
+    assert info.value.code == Code.VALIDATION and "CODE3_SPEC_WRITER" in info.value.message
+
+
+def test_wiring_picks_reverse_spec_s_model_with_a_key_and_the_offline_writer_without(tmp_path: Path) -> None:
     from code3.wiring import llm
 
-    assert isinstance(spec_writer(llm(Settings.from_env(env={}, project=tmp_path))), OfflineWriter)
-    keyed = llm(Settings.from_env(env={"ANTHROPIC_API_KEY": "sk-ant-test"}, project=tmp_path))
-    assert isinstance(spec_writer(keyed), LLMSpecWriter)
+    assert llm(Settings.from_env(env={}, project=tmp_path)) is None
+    assert llm(Settings.from_env(env={"ANTHROPIC_API_KEY": "sk-ant-test"}, project=tmp_path)) is not None
     assert llm(Settings.from_env(env={"ANTHROPIC_API_KEY": "sk-ant-test", "CODE3_LLM": "offline"},
                                  project=tmp_path)) is None
     required = llm(Settings.from_env(env={"CODE3_LLM": "anthropic"}, project=tmp_path))
@@ -208,3 +259,15 @@ def test_a_feature_id_other_than_the_issues_is_a_precondition_failure(w: MemoryW
             call(w["bob"], url, "999-some-other-feature")
         assert info.value.code == Code.PRECONDITION and fid in info.value.hint
     assert len(comments(w, url)) == before, "nothing posted"
+
+
+def test_what_an_opt_in_costs_is_documented_from_the_code() -> None:
+    from adapters.llm.anthropic_llm import DEFAULT_MODEL
+    from adapters.llm.spec_writer import MAX_TOKENS
+    from code3.settings import VARIABLES
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert f"at most {MAX_TOKENS} output tokens" in readme and f"`{DEFAULT_MODEL}`" in readme
+    assert f"at most {MAX_TOKENS} output tokens" in VARIABLES["CODE3_SPEC_WRITER"].meaning
+    defaults = Settings(project=Path("/tmp"))
+    assert defaults.llm_model == DEFAULT_MODEL and defaults.spec_writer == "template"
