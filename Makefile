@@ -48,7 +48,7 @@ test: $(VENV)/.installed $(MOVE_GRAMMAR)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	CODE3_HYPOTHESIS_PROFILE=ci CODE3_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CODE3_RACE_ROUNDS=$(RACE_ROUNDS) \
-		$(PY) -m pytest -q -rs -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
+		$(PY) -m pytest -q -rfEs -p hypothesispytest --durations=25 -n $(TEST_WORKERS) --dist loadfile
 
 # The fast loop: tests/unit alone, in this one process, hypothesis' small `dev` profile (about 9 s on 2 cores; more
 # processes only add their start-up; `make test` before pushing). Unit tests start no subprocess (git and the CLI

@@ -102,11 +102,11 @@ class LocalForge:
 
     def _add_identity_columns(self) -> None:
         """A forge file from before ids: every repository gets its id (in creation order), every comment an edit
-        flag."""
-        with self.db.statement() as db:
+        flag. The columns are read inside the write transaction: two processes opening an old file at once add
+        each column once."""
+        with self.db.transaction() as db:
             repo_columns = [r[1] for r in db.execute("PRAGMA table_info(repos)").fetchall()]
             comment_columns = [r[1] for r in db.execute("PRAGMA table_info(comments)").fetchall()]
-        with self.db.transaction() as db:
             if "repo_id" not in repo_columns:
                 db.execute("ALTER TABLE repos ADD COLUMN repo_id INTEGER")
                 db.execute("UPDATE repos SET repo_id = rowid")

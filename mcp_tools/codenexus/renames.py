@@ -60,7 +60,7 @@ def sync_renames(s: Services) -> SyncAnswer:
     try:
         head = git("rev-parse", "HEAD", cwd=s.project)
     except GitError:
-        raise MetaRefused(f"{s.project} is not a git work tree with a commit", "commit the project in git first"
+        raise MetaRefused("the project is not a git work tree with a commit", "commit the project in git first"
                           ) from None
     pid = project_id(s)
     fresh(s)

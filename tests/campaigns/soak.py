@@ -47,7 +47,7 @@ class Lifecycle:
     prs: dict[str, str] = field(default_factory=dict)
     merged_pr: str | None = None
     merge_delivery: dict[str, Any] | None = None
-    outcome: str = "running"  # paid | refunded | failed: …
+    outcome: str = "running"  # paid | refunded | unfunded | failed: …
     seconds: float = 0.0
 
 
@@ -177,7 +177,10 @@ class Campaign:
         try:
             await self._publish(lc, sponsor)
         except ToolFailed as exc:
-            lc.outcome = f"failed: {exc}"
+            # a short deadline that passed while a kill or a cut held the publish between its issue and its bounty:
+            # the chain refuses the bounty and the issue is marked unfunded, escrowing nothing (docs/lifecycle.md)
+            too_late = lc.expire and exc.code == "E_VALIDATION" and "marked unfunded" in exc.message
+            lc.outcome = "unfunded" if too_late else f"failed: {exc}"
             return
         finally:
             self._free_sponsors.put_nowait(sponsor)

@@ -23,6 +23,13 @@ from typing import Any
 from tests.campaigns.topology import SERVE_TOKEN, Machine, Topology
 
 RETRIABLE = {"E_INTERNAL", "E_CHAIN_TX_FAILED", "E_GH_RATE_LIMIT"}  # the moment's failure, not the request's
+# E_PRECONDITION answers whose hint is "retry the call" (mcp_tools/conflicts.py: a write that lost its races, the
+# store's writer busy): an agent that follows the hint retries them
+RETRIED_PRECONDITIONS = ("another call changed the same records", "the event store was busy")
+
+
+def retriable(code: str, message: str) -> bool:
+    return code in RETRIABLE or (code == "E_PRECONDITION" and message.startswith(RETRIED_PRECONDITIONS))
 
 
 class ToolFailed(Exception):
@@ -126,7 +133,7 @@ class Agent:
                     if result.is_error:
                         code, message = _error(result)
                         self.stats.record(tool, seconds, code)
-                        if code in RETRIABLE and time.monotonic() < deadline:
+                        if retriable(code, message) and time.monotonic() < deadline:
                             self.stats.retries += 1
                             await asyncio.sleep(backoff)
                             backoff = min(backoff * 2, 5.0)
