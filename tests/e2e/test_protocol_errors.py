@@ -183,14 +183,14 @@ def test_stdio_unreadable_lines_before_the_handshake_do_not_choose_the_era(tmp_p
 class HttpServer:
     """`code3 serve`'s app (token, webhook, MCP) under uvicorn in a thread of this process."""
 
-    def __init__(self, project: Path, token: str = TOKEN, identity: str = "alice") -> None:
+    def __init__(self, project: Path, token: str = TOKEN, identity: str = "alice", stateless: bool = False) -> None:
         import uvicorn
 
         from code3.wiring import build_services
         from mcp_tools.http.app import build_app
 
         settings = Settings(project=project, identity=identity)
-        app = build_app(lambda: build_services(settings), SECRET, token=token.encode())
+        app = build_app(lambda: build_services(settings), SECRET, token=token.encode(), stateless=stateless)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                                     lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -14,17 +14,13 @@ Raw HTTP (httpx), no npm needed."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from code3.settings import Settings
-from tests.e2e.test_protocol_errors import MODERN, SECRET, TOKEN, envelope, messages
+from tests.e2e.test_protocol_errors import MODERN, TOKEN, HttpServer, envelope, messages
 
 pytestmark = pytest.mark.e2e
 
@@ -32,29 +28,14 @@ UNKNOWN = "v999.0.0"
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 
 
-class StatelessServe:
+class StatelessServe(HttpServer):
     """`code3 serve --stateless`'s app under uvicorn in a thread of this process."""
 
     def __init__(self, project: Path) -> None:
-        import uvicorn
+        super().__init__(project, stateless=True)
+        self.url += "/mcp"
 
-        from code3.wiring import build_services
-        from mcp_tools.http.app import build_app
-
-        settings = Settings(project=project, identity="alice")
-        app = build_app(lambda: build_services(settings), SECRET, token=TOKEN.encode(), stateless=True)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                                    lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "the HTTP server did not start"
-            time.sleep(0.02)
-        self.url = f"http://127.0.0.1:{self.server.servers[0].sockets[0].getsockname()[1]}/mcp"
-        self.client = httpx.Client(timeout=30)
-
-    def post(self, request_id: int, method: str, params: dict[str, Any], version: str = MODERN,
+    def call(self, request_id: int, method: str, params: dict[str, Any], version: str = MODERN,
              **meta: Any) -> tuple[int, list[dict[str, Any]]]:
         """(HTTP status, the JSON-RPC messages answered) for one request at the 2026-07-28 wire."""
         body = {"jsonrpc": "2.0", "id": request_id, "method": method,
@@ -67,10 +48,6 @@ class StatelessServe:
         answer = self.client.post(self.url, content=json.dumps(body), headers=headers)
         return answer.status_code, messages(answer)
 
-    def close(self) -> None:
-        self.client.close()
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
 
 
 @pytest.fixture
@@ -81,10 +58,10 @@ def serve(tmp_path: Path) -> Iterator[StatelessServe]:
 
 
 def test_an_unknown_protocol_version_is_refused_with_the_versions_the_server_supports(serve: StatelessServe) -> None:
-    status, [discovered] = serve.post(1, "server/discover", {})
+    status, [discovered] = serve.call(1, "server/discover", {})
     assert status == 200
     supported = discovered["result"]["supportedVersions"]
-    status, [refused] = serve.post(2, "server/discover", {}, version=UNKNOWN)
+    status, [refused] = serve.call(2, "server/discover", {}, version=UNKNOWN)
     assert status == 400 and refused["id"] == 2
     error = refused["error"]
     assert error["data"]["requested"] == UNKNOWN
@@ -95,7 +72,7 @@ def test_an_unknown_protocol_version_is_refused_with_the_versions_the_server_sup
 
 def _failing_call(serve: StatelessServe, request_id: int, **meta: Any) -> list[dict[str, Any]]:
     """A call whose handler logs (a refused task id: `tool … failed` at info), its messages."""
-    status, answered = serve.post(request_id, "tools/call", {"name": "server_mcp.accept_task",
+    status, answered = serve.call(request_id, "tools/call", {"name": "server_mcp.accept_task",
                                                              "arguments": {"task_id": "no/such-repo#9"}}, **meta)
     assert status == 200 and answered[-1]["id"] == request_id and answered[-1]["result"]["isError"] is True
     return answered

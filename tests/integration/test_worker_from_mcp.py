@@ -235,21 +235,27 @@ def test_a_repository_whose_default_branch_is_develop_gets_branches_and_prs_on_d
     assert work.submit_pr(bob, accepted["bounty_id"], pr["pr_url"])["success"], "a PR into develop can pay"
 
 
+def _prepared_under_git_config(world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                               gitconfig: str) -> tuple[Any, Any, Path]:
+    """bob's services, his fork_and_prepare answer by bounty id and its working copy, with `gitconfig` as the user's
+    only git configuration."""
+    config = tmp_path / "gitconfig"
+    config.write_text(gitconfig)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    bob = world["bob"]
+    accepted = work.accept_task(bob, f"{REPO}#{world.published()['issue']['number']}")
+    prepared = work.fork_and_prepare(bob, bounty_id=accepted["bounty_id"])
+    return bob, prepared, Path(prepared["workdir"])
+
+
 @pytest.mark.parametrize("configured", [True, False], ids=["git-config", "identity"])
 def test_the_worker_s_commits_are_authored_by_the_worker(world: World, monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path, configured: bool) -> None:
     if world.stack.kind != "local":
         pytest.skip("authorship is decided before the forge is reached: the embedded stack shows it")
-    config = tmp_path / "gitconfig"
-    config.write_text("[user]\n\tname = Bob Builder\n\temail = bob@example.org\n" if configured else "")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    w = world
-    published = w.published()
-    bob = w["bob"]
-    accepted = work.accept_task(bob, f"{REPO}#{published['issue']['number']}")
-    prepared = work.fork_and_prepare(bob, bounty_id=accepted["bounty_id"])
-    workdir = Path(prepared["workdir"])
+    bob, prepared, workdir = _prepared_under_git_config(
+        world, monkeypatch, tmp_path, "[user]\n\tname = Bob Builder\n\temail = bob@example.org\n" if configured else "")
     local = subprocess.run(["git", "config", "--local", "--get-regexp", "^user\\."], cwd=workdir,
                            capture_output=True, text=True)
     assert (local.returncode == 0) is not configured, f"the working copy's own identity: {local.stdout!r}"
@@ -270,16 +276,8 @@ def test_a_hand_commit_needs_no_git_identity_and_build_droppings_stay_out_of_the
     running leaves behind out of open_pr's `git add -A`, through .git/info/exclude (no tracked file changes)."""
     if world.stack.kind != "local":
         pytest.skip("the working copy is the same on every stack: the embedded one shows it")
-    config = tmp_path / "gitconfig"
-    config.write_text("[user]\n\tuseConfigOnly = true\n")  # no identity, and none guessed from the host name
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    w = world
-    published = w.published()
-    bob = w["bob"]
-    accepted = work.accept_task(bob, f"{REPO}#{published['issue']['number']}")
-    prepared = work.fork_and_prepare(bob, bounty_id=accepted["bounty_id"])
-    workdir = Path(prepared["workdir"])
+    no_identity = "[user]\n\tuseConfigOnly = true\n"  # and none guessed from the host name
+    bob, prepared, workdir = _prepared_under_git_config(world, monkeypatch, tmp_path, no_identity)
 
     (workdir / "export.py").write_text("print('csv')\n")
     droppings = ["__pycache__/export.cpython-311.pyc", "pkg/__pycache__/x.cpython-311.pyc", "stray.pyc", "opt.pyo",
@@ -300,7 +298,7 @@ def test_a_hand_commit_needs_no_git_identity_and_build_droppings_stay_out_of_the
     assert git("status", "--porcelain", "--ignored=no", cwd=workdir) == "", "a tracked file changed"
     assert not (workdir / ".gitignore").exists()
 
-    work.fork_and_prepare(bob, bounty_id=accepted["bounty_id"])  # a repeat adds no line twice
+    work.fork_and_prepare(bob, bounty_id=world.published()["bounty"]["bounty_id"])  # a repeat adds no line twice
     excluded = (workdir / ".git" / "info" / "exclude").read_text().splitlines()
     assert all(excluded.count(p) == 1 for p in work.BUILD_DROPPINGS), excluded
 
