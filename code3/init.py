@@ -255,6 +255,9 @@ def report(result: InitResult) -> str:
         "",
         "The forge follows your code only here and on `code3 forge push` (fast-forward only); merged pull requests "
         "come back to your branch with `code3 forge pull`.",
+        "Specs are written from spec-kit's templates, no model, even with ANTHROPIC_API_KEY in the client's "
+        "environment; to have a model write them, add CODE3_SPEC_WRITER=anthropic (and the key) to the entry's env: "
+        "one request per specify/plan/tasks call, billed to that key.",
         "",
         f"Add the server to Claude Code (or open the project there: it reads .mcp.json); it starts "
         f"`code3 mcp{' --profile ' + profile if profile else ''}` as {result.identity}:",

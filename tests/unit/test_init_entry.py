@@ -10,7 +10,7 @@ import pytest
 
 from adapters.home import check_home_outside_work_trees
 from code3.doctor import git_object
-from code3.init import entry_name, server_entry, server_env
+from code3.init import InitResult, entry_name, report, server_entry, server_env
 from code3.settings import Settings
 from domain.errors import Code3Error
 
@@ -70,3 +70,11 @@ def test_only_gits_read_only_objects_are_accepted(tmp_path: Path) -> None:
     stray.write_text("x")
     stray.chmod(0o444)
     assert git_object(stray, os.lstat(stray)) is False
+
+
+def test_the_report_says_how_to_opt_in_to_a_model_and_that_none_is_used_by_default(tmp_path: Path) -> None:
+    result = InitResult(project=tmp_path, identity="default", address="0x" + "1" * 64, repo="acme/app",
+                             repo_url=None, balance=None, asset="USDT", mcp_json=tmp_path / ".mcp.json",
+                             server={"command": "code3", "args": ["mcp"], "env": {"CODE3_PROJECT": str(tmp_path)}})
+    text = report(result)
+    assert "no model, even with ANTHROPIC_API_KEY" in text and "CODE3_SPEC_WRITER=anthropic" in text
