@@ -74,7 +74,7 @@ def test_only_gits_read_only_objects_are_accepted(tmp_path: Path) -> None:
 
 def test_the_report_says_how_to_opt_in_to_a_model_and_that_none_is_used_by_default(tmp_path: Path) -> None:
     result = InitResult(project=tmp_path, identity="default", address="0x" + "1" * 64, repo="acme/app",
-                             repo_url=None, balance=None, asset="USDT", mcp_json=tmp_path / ".mcp.json",
-                             server={"command": "code3", "args": ["mcp"], "env": {"CODE3_PROJECT": str(tmp_path)}})
+                        repo_url=None, balance=None, asset="USDT", mcp_json=tmp_path / ".mcp.json",
+                        server={"command": "code3", "args": ["mcp"], "env": {"CODE3_PROJECT": str(tmp_path)}})
     text = report(result)
     assert "no model, even with ANTHROPIC_API_KEY" in text and "CODE3_SPEC_WRITER=anthropic" in text
