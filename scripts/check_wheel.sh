@@ -35,7 +35,8 @@ fi
 echo "check_wheel: code3 doctor fails on the unreachable node, as it should"
 
 # `code3 mcp` from the wheel lists every tool: the first start builds the tools/list manifest from the installed
-# sources and keeps it, the second reads it (mcp_tools.manifest); both answer the same list. The driver keeps stdin
+# sources and keeps it, the second reads it (mcp_tools.manifest); both answer the same list, every tool with an
+# output schema except those whose seed answers text (mcp_tools.catalog.TEXT_ANSWERS). The driver keeps stdin
 # open until the answer arrives (a server that reads end-of-file stops without answering what is in flight).
 for start in first second; do
     count=$(CODE3_CACHE_DIR="$WORK/cache" "$WORK/venv/bin/python" - "$WORK/venv/bin/code3" "$WORK/mcp-$start" <<'PY'
@@ -57,7 +58,9 @@ with open(out + ".err", "w") as err:
     tools = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]
     proc.stdin.close()
     proc.wait(timeout=30)
-assert len(tools) >= 34 and all(t.get("outputSchema") for t in tools), tools
+from mcp_tools.catalog import TEXT_ANSWERS  # the installed wheel's: the tools whose seed answers text
+assert len(tools) >= 34, tools
+assert all(bool(t.get("outputSchema")) is (t["name"] not in TEXT_ANSWERS) for t in tools), tools
 with open(out + ".json", "w") as listing:
     json.dump(tools, listing, sort_keys=True)
 print(len(tools))
