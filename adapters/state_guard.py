@@ -59,7 +59,10 @@ def guard_project(project: Path) -> None:
         return
     for entry in os.scandir(state):  # one level, cheap: a link, a FIFO or another user's file is refused here
         found = Path(entry.path)
-        st = found.lstat()
+        try:
+            st = found.lstat()
+        except FileNotFoundError:  # gone since the listing: SQLite removes a -wal/-shm file when its last user closes
+            continue
         if entry.is_symlink() or not (entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)) \
                 or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
             check_entry(found, directory=entry.is_dir(follow_symlinks=False))
