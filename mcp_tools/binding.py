@@ -28,7 +28,6 @@ from mcp_tools import answer_size, dialects, published
 from mcp_tools.catalog import TEXT_ANSWERS
 from mcp_tools.conflicts import write_conflict
 from mcp_tools.declare import ToolDecl
-from mcp_tools.manifest import untitled
 
 log = logging.getLogger("code3.mcp")
 
@@ -182,14 +181,14 @@ def strict_tool(fn: Callable[..., Any], **kwargs: Any) -> Tool:
 def sdk_tool(runtime: Runtime, decl: ToolDecl) -> Tool:
     """The SDK tool of `decl`: its declared name, description, annotations and schemas, running its handler.
     The input schema is published as `mcp_tools.published` says (optional arguments as their plain type),
-    both schemas without pydantic's `title` keywords (`mcp_tools.manifest.untitled`)."""
+    both schemas without pydantic's `title` keywords (`mcp_tools.published.untitled`)."""
     annotations = ToolAnnotations(title=decl.title, read_only_hint=decl.read_only, destructive_hint=decl.destructive,
                                   idempotent_hint=decl.idempotent, open_world_hint=decl.open_world)
     tool = strict_tool(_bind(runtime, decl), name=decl.name, title=decl.title, description=decl.description,
                        annotations=annotations)
-    tool.parameters = untitled(published.input_schema(decl.name, decl.input_schema or tool.parameters))
+    tool.parameters = published.untitled(published.input_schema(decl.name, decl.input_schema or tool.parameters))
     if tool.fn_metadata.output_schema is not None:  # its titles too: bytes of every tools/list for nothing
-        tool.fn_metadata.output_schema = untitled(tool.fn_metadata.output_schema)
+        tool.fn_metadata.output_schema = published.untitled(tool.fn_metadata.output_schema)
     return tool
 
 

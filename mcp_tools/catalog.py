@@ -25,12 +25,6 @@ PROFILES: dict[str, tuple[str, str | None]] = {
     "knowledge": ("code3", None),
     "all": ("code3", None),
 }
-# Profiles that are the union of others: a tool, resource, prompt or completer declared for a member is exposed
-# in the union too (`mcp_tools.declare` expands the profiles it is given), so no declaration names a union.
-UNIONS: dict[str, tuple[str, ...]] = {
-    "sponsor": ("client-local", "client-remote"),  # every tool a sponsor calls: specify to publish
-    "knowledge": ("reverse-spec", "codenexus", "ai-loom"),  # the code-understanding families on one server
-}
 # Tools whose seed defines the answer as text (seed 003's `add`, seed 000's reverse-spec tools): no outputSchema
 # and no structuredContent, so the text is what a client shows its model (Claude Code shows structuredContent
 # instead of the text when there is one).

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from mcp_tools.profile_unions import UNIONS
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -60,8 +62,7 @@ COMPLETERS: list[tuple[str, frozenset[str], Completer]] = []
 
 
 def exposed_in(profiles: tuple[str, ...]) -> frozenset[str]:
-    """`profiles`, `all`, and every union profile (`mcp_tools.catalog.UNIONS`) that one of them belongs to."""
-    from mcp_tools.catalog import UNIONS  # the catalog imports this module: read when a declaration is made
+    """`profiles`, `all`, and every union profile (`mcp_tools.profile_unions.UNIONS`) that one of them belongs to."""
 
     unions = {union for union, members in UNIONS.items() if set(members) & set(profiles)}
     return frozenset((*profiles, *unions, "all"))

@@ -71,31 +71,6 @@ def listed(tool: Tool) -> ListedTool:
 
 
 # keywords whose values are data, not schemas: a `title` inside them is the data's own
-_DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
-
-
-def untitled(schema: Any) -> Any:
-    """`schema` without the `title` keyword pydantic writes on every schema ("Feature Id", "accept_taskArguments"):
-    no seed's input schema has one, and each costs a model's context and a client's bytes for nothing the
-    property's name does not say. A property *named* title (open_pr's) is kept. Applied in
-    `mcp_tools.binding.sdk_tool`, so the listing and the tool that runs publish the same schema."""
-    if isinstance(schema, list):
-        return [untitled(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, dict):
-            out[key] = {name: untitled(sub) for name, sub in value.items()}
-        elif key in _DATA_KEYWORDS:
-            out[key] = value
-        else:
-            out[key] = untitled(value)
-    return out
-
-
 @functools.cache
 def build() -> tuple[Entry, ...]:
     """Every declared tool, from its declaration: imports every family (the slow path this file avoids)."""

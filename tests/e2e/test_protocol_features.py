@@ -68,7 +68,7 @@ def test_the_snapshot_of_published_schemas_still_matches() -> None:
     """tests/fixtures/tools_list_snapshot.json (the schemas before the layout refactor) for the tools whose
     signature no issue has changed since: the strict arguments left them as they were, but for pydantic's
     `title` keywords, which the published schemas no longer carry (no seed's schema has one)."""
-    from mcp_tools.manifest import untitled
+    from mcp_tools.published import untitled
 
     snapshot = json.loads(SNAPSHOT.read_text())
     runtime = Runtime(lambda: None)

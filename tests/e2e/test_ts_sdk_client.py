@@ -269,7 +269,7 @@ SCENARIO: list[Call] = [
          fixed({"source_path": "src/app.py", "target_path": "src/missing.py", "relationship_type": "imports"}),
          Err("codenexus", -32000)),
     Call("codenexus", "sponsor", "add_comment", fixed({"file_path": "src/app.py"}), Err("codenexus", -32602)),
-    # --- the union profiles (mcp_tools.catalog.UNIONS): a sponsor's tools, the code-understanding families
+    # --- the union profiles (mcp_tools.profile_unions.UNIONS): a sponsor's tools, the code-understanding families
     Call("sponsor", "sponsor", "add", fixed({"a": 5, "b": 3}), Ok(text="The sum of 5 + 3 = 8")),
     Call("sponsor", "sponsor", "spec_mcp.specify", fixed({"feature_description": "Union profile"}), Ok()),
     Call("knowledge", "sponsor", "prepare", fixed({"targetPath": "src/app.py"}),

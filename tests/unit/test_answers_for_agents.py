@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 
 from mcp_tools import answer_size, dialects
-from mcp_tools.catalog import INSTRUCTIONS, INSTRUCTIONS_MAX, PROFILES, TEXT_ANSWERS, UNIONS, declared
+from mcp_tools.catalog import INSTRUCTIONS, INSTRUCTIONS_MAX, PROFILES, TEXT_ANSWERS, declared
+from mcp_tools.profile_unions import UNIONS
 from mcp_tools.server import build_server
 
 

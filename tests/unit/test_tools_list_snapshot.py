@@ -12,8 +12,7 @@ import anyio
 import pytest
 
 from mcp_tools.catalog import PROFILES, TEXT_ANSWERS
-from mcp_tools.manifest import untitled
-from mcp_tools.published import NULLABLE, input_schema
+from mcp_tools.published import NULLABLE, input_schema, untitled
 from mcp_tools.server import build_server
 
 SNAPSHOT = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "tools_list_snapshot.json").read_text())
@@ -29,7 +28,7 @@ CHANGED: dict[tuple[str, str], str] = {
 # The snapshot itself was updated on purpose for issue 17 (mcp_tools.published): optional arguments published as
 # their plain type (not anyOf with null), every schema with `required`, and `add` as seed 003's schema verbatim.
 # Since then the published schemas carry no pydantic `title` keywords (no seed's schema has one): the snapshot's
-# properties are compared without theirs (mcp_tools.manifest.untitled).
+# properties are compared without theirs (mcp_tools.published.untitled).
 
 
 def _tools(profile: str) -> dict[str, object]:
