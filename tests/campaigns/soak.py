@@ -47,7 +47,8 @@ class Lifecycle:
     prs: dict[str, str] = field(default_factory=dict)
     merged_pr: str | None = None
     merge_delivery: dict[str, Any] | None = None
-    outcome: str = "running"  # paid | refunded | unfunded | failed: …
+    outcome: str = "running"  # paid | refunded | failed: …
+    republished: bool = False  # its first publish ended unfunded (the deadline passed first) and was published again
     seconds: float = 0.0
 
 
@@ -175,12 +176,19 @@ class Campaign:
         began = time.monotonic()
         sponsor = await self._free_sponsors.get()
         try:
-            await self._publish(lc, sponsor)
+            try:
+                await self._publish(lc, sponsor)
+            except ToolFailed as exc:
+                # a short deadline that passed while a kill or a cut held the publish between its issue and its
+                # bounty: the chain refuses the bounty and the issue is marked unfunded, escrowing nothing; as the
+                # hint says, the sponsor publishes the feature again with new terms, which reuses that issue
+                # (docs/lifecycle.md, idempotency)
+                if not (lc.expire and exc.code == "E_VALIDATION" and "marked unfunded" in exc.message):
+                    raise
+                lc.republished = True
+                await self._publish(lc, sponsor, deadline_seconds=self.o.expire_deadline + 1)
         except ToolFailed as exc:
-            # a short deadline that passed while a kill or a cut held the publish between its issue and its bounty:
-            # the chain refuses the bounty and the issue is marked unfunded, escrowing nothing (docs/lifecycle.md)
-            too_late = lc.expire and exc.code == "E_VALIDATION" and "marked unfunded" in exc.message
-            lc.outcome = "unfunded" if too_late else f"failed: {exc}"
+            lc.outcome = f"failed: {exc}"
             return
         finally:
             self._free_sponsors.put_nowait(sponsor)
@@ -214,7 +222,7 @@ class Campaign:
         finally:
             lc.seconds = time.monotonic() - began
 
-    async def _publish(self, lc: Lifecycle, sponsor: Agent) -> None:
+    async def _publish(self, lc: Lifecycle, sponsor: Agent, deadline_seconds: int | None = None) -> None:
         lc.sponsor = sponsor.identity
         lc.feature_id = f"{lc.index % 1000:03d}-soak-lifecycle-{lc.index}"  # a fresh schema and forge per run
         described = f"Soak lifecycle {lc.index}: users can export their list number {lc.index} as CSV"
@@ -224,7 +232,8 @@ class Campaign:
         await sponsor.call("spec_mcp.tasks", {"feature_id": lc.feature_id, "allow_overwrite": True})
         args: dict[str, Any] = {"repo": REPO, "feature_id": lc.feature_id, "spec_path": spec["paths"]["spec"],
                                 "amount": str(AMOUNT), "asset": "USDT", "network": "testnet", "mode": lc.mode,
-                                "deadline_seconds": self.o.expire_deadline if lc.expire else LONG_DEADLINE}
+                                "deadline_seconds": deadline_seconds or (self.o.expire_deadline if lc.expire
+                                                                         else LONG_DEADLINE)}
         published = await sponsor.call("spec_mcp.publish_issue_with_metadata", args)
         lc.issue, lc.bounty_id = int(published["issue"]["number"]), str(published["bounty"]["bounty_id"])
 
@@ -320,6 +329,7 @@ class Campaign:
         return {
             "ok": not findings, "findings": findings, "facts": facts,
             "lifecycles": len(self.lifecycles), "outcomes": outcomes,
+            "republished": sum(lc.republished for lc in self.lifecycles),
             "modes": {m: sum(1 for lc in self.lifecycles if lc.mode == m) for m in ("exclusive", "contest")},
             "failed_lifecycles": [f"#{lc.index}: {lc.outcome}" for lc in self.lifecycles
                                   if lc.outcome.startswith("failed")][:20],

@@ -233,5 +233,4 @@ def test_claude_code_drives_the_quick_start_through_the_server_init_configured(
     took = time.monotonic() - started
     print(f"claude {outcome.get('num_turns')} turns, {len(model.requests)} model requests "
           f"(unknown paths: {model.unknown}); prepare pages (characters): {[len(p.text) for p in session.pages]}; "
-          f"{took:.1f} s ({', '.join(f'{k} {v:.1f} s' for k, v in timings.items())})")
-    assert took < 60, f"took {took:.1f} s"
+          f"{took:.1f} s ({', '.join(f'{k} {v:.1f} s' for k, v in timings.items())})")  # time is reported, not tested

